@@ -1,0 +1,35 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "herdr-remote",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "HerdrKit", targets: ["HerdrKit"]),
+        .executable(name: "herdr-remote", targets: ["herdr-remote"]),
+    ],
+    targets: [
+        // C libraries from Debian, imported as-is through thin module maps.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CLibSSH2", pkgConfig: "libssh2", providers: [.apt(["libssh2-1-dev"])]),
+
+        // Linux calls Swift's Glibc module does not import (pipe2, eventfd, spawn closefrom).
+        .target(name: "CSystem"),
+        // Crypto primitives over OpenSSL 3.
+        .target(name: "HerdrCrypto", dependencies: ["COpenSSL"]),
+        // An SSH client connection over libssh2, on a thread of its own.
+        .target(name: "SSHClient", dependencies: ["CLibSSH2", "CSystem", "HerdrCrypto"]),
+        // The client core: profiles, stores, keys, pins, terminal sessions.
+        .target(name: "HerdrKit", dependencies: ["HerdrCrypto", "SSHClient"]),
+        // What every command-line program of the project shares: arguments, raw terminal, prompts.
+        .target(name: "CLISupport"),
+
+        .executableTarget(name: "herdr-remote", dependencies: ["HerdrKit", "CLISupport"]),
+
+        // Real peers for tests and benchmarks: sshd, tmux, temporary directories, processes.
+        .target(name: "TestSupport", dependencies: ["CSystem"], path: "Tests/TestSupport"),
+        .testTarget(name: "SSHClientTests", dependencies: ["SSHClient", "TestSupport"]),
+        .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "TestSupport"]),
+        .testTarget(name: "CLISupportTests", dependencies: ["CLISupport"]),
+    ]
+)

@@ -1,0 +1,20 @@
+#ifndef HERDR_CSYSTEM_H
+#define HERDR_CSYSTEM_H
+
+// Linux calls that Swift's Glibc module hides behind _GNU_SOURCE or does not import.
+#include <spawn.h>
+
+/// pipe2(fds, O_CLOEXEC | extra): both ends close on exec, atomically, so a concurrent spawn
+/// elsewhere in the process cannot inherit them.
+int csystem_pipe_cloexec(int fds[2], int extra_flags);
+
+/// Adds "close every descriptor from `lowest` up" to spawn file actions (glibc 2.34+).
+int csystem_spawn_closefrom(posix_spawn_file_actions_t *actions, int lowest);
+
+/// eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC).
+int csystem_eventfd_nonblocking(void);
+
+/// O_NONBLOCK for pipe2's extra flags.
+int csystem_o_nonblock(void);
+
+#endif

@@ -1,0 +1,64 @@
+import Foundation
+
+/// One computer the user connects to: where it is, who to log in as, and which herdr session to open.
+///
+/// Passwords are never part of a profile; they live in ``SecretStore``.
+public struct HostProfile: Codable, Identifiable, Hashable, Sendable {
+    /// The default SSH port.
+    public static let defaultPort = 22
+
+    /// A stable identity, also the key for the profile's password.
+    public var id: UUID
+    /// The display name.
+    public var name: String
+    /// A MagicDNS name, an FQDN or an address such as `100.x.y.z`.
+    public var hostname: String
+    /// The SSH port, 22 unless the host says otherwise.
+    public var port: Int
+    /// The account to log in as.
+    public var username: String
+    /// How the attach command is spelled on this host.
+    public var platform: HostPlatform
+    /// The herdr session to attach to; nil means herdr's default session.
+    public var herdrSession: String?
+    /// A command run instead of ``HerdrCommand/attach(platform:session:)``; nil means the attach command.
+    public var remoteCommand: String?
+
+    /// Creates a profile; everything but the name, hostname and user has a default.
+    public init(
+        id: UUID = UUID(),
+        name: String,
+        hostname: String,
+        port: Int = HostProfile.defaultPort,
+        username: String,
+        platform: HostPlatform = .unix,
+        herdrSession: String? = nil,
+        remoteCommand: String? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.hostname = hostname
+        self.port = port
+        self.username = username
+        self.platform = platform
+        self.herdrSession = herdrSession
+        self.remoteCommand = remoteCommand
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, name, hostname, port, username, platform, herdrSession, remoteCommand
+    }
+
+    /// Decodes a profile, filling in the defaults for keys that older or hand-written files leave out.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UUID.self, forKey: .id)
+        name = try container.decode(String.self, forKey: .name)
+        hostname = try container.decode(String.self, forKey: .hostname)
+        port = try container.decodeIfPresent(Int.self, forKey: .port) ?? Self.defaultPort
+        username = try container.decode(String.self, forKey: .username)
+        platform = try container.decodeIfPresent(HostPlatform.self, forKey: .platform) ?? .unix
+        herdrSession = try container.decodeIfPresent(String.self, forKey: .herdrSession)
+        remoteCommand = try container.decodeIfPresent(String.self, forKey: .remoteCommand)
+    }
+}

@@ -1,0 +1,2 @@
+import HerdrKit
+print("hi")

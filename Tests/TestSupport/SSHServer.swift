@@ -1,0 +1,245 @@
+import Foundation
+import Glibc
+
+/// A private OpenSSH sshd for tests: its own config, host keys made for this run, a high port on
+/// loopback (or inside a test network namespace), a fixture HOME whose PATH holds a `herdr`
+/// stand-in that attaches to tmux, and its own authorized_keys.
+public final class SSHServer: @unchecked Sendable {
+    public struct Options: Sendable {
+        public var listenAddress = "127.0.0.1"
+        public var port = 0
+        /// Run sshd inside this network namespace (`ip netns exec`).
+        public var networkNamespace: String?
+        /// e.g. ["publickey"], ["password"], ["keyboard-interactive"].
+        public var authenticationMethods = ["publickey"]
+        public var hostKeyTypes = ["ed25519", "ecdsa"]
+        public var extraConfig: [String] = []
+        public var userName = "herdrtest"
+
+        public init() {}
+    }
+
+    public let options: Options
+    public let user: TestUser
+    public let directory: TemporaryDirectory
+    public private(set) var port: Int
+    private var process: ChildProcess?
+    private let lock = NSLock()
+
+    public var host: String { options.listenAddress }
+    public var homeDirectory: URL { directory.appending("home") }
+    public var binDirectory: URL { directory.appending("home/bin") }
+    public var authorizedKeysFile: URL { directory.appending("authorized_keys") }
+    public var logFile: URL { directory.appending("sshd.log") }
+    /// The tmux socket the `herdr` stand-in uses.
+    public var tmuxSocket: URL { directory.appending("run/tmux.sock") }
+    public var pid: Int32? { lock.withLock { process?.pid } }
+
+    public init(_ options: Options = Options()) throws {
+        self.options = options
+        self.user = try TestUser.ensure(name: options.userName)
+        self.directory = try TemporaryDirectory(prefix: "herdr-sshd-", mode: 0o755)
+        self.port = options.port
+        try prepareFiles()
+        try start()
+    }
+
+    deinit { stop() }
+
+    // MARK: Files
+
+    private func prepareFiles() throws {
+        let fm = FileManager.default
+        for sub in ["home/bin", "run", "keys"] {
+            try fm.createDirectory(at: directory.appending(sub), withIntermediateDirectories: true)
+        }
+        for type in options.hostKeyTypes {
+            let path = directory.appending("keys/ssh_host_\(type)_key").path
+            try ProcessRunner.run("ssh-keygen", ["-q", "-t", type, "-N", "", "-f", path], check: true)
+        }
+        try write("", to: authorizedKeysFile, mode: 0o644)
+        try write("PATH=\"\(binDirectory.path):$PATH\"\nexport PATH\n", to: directory.appending("home/.profile"), mode: 0o644)
+        try write(Self.herdrStandIn(tmuxSocket: tmuxSocket.path), to: binDirectory.appendingPathComponent("herdr"), mode: 0o755)
+        for sub in ["home", "run"] {
+            guard chown(directory.appending(sub).path, user.uid, user.gid) == 0 else {
+                throw FixtureError("chown \(sub) failed: \(String(cString: strerror(errno)))")
+            }
+        }
+        try write("", to: logFile, mode: 0o600)
+    }
+
+    /// The `herdr` on the remote PATH: same command line as herdr, backed by tmux.
+    static func herdrStandIn(tmuxSocket: String) -> String {
+        """
+        #!/bin/sh
+        # herdr stand-in for tests: `herdr` and `herdr session attach NAME` open tmux sessions.
+        SOCKET='\(tmuxSocket)'
+        case "$1" in
+          "") exec tmux -S "$SOCKET" new-session -A -s default ;;
+          --version) echo "herdr 0.0.0-tmux-stand-in"; exit 0 ;;
+          session)
+            if [ "$2" = attach ] && [ $# -eq 3 ]; then exec tmux -S "$SOCKET" new-session -A -s "$3"; fi ;;
+        esac
+        echo "herdr stand-in: unsupported arguments: $*" >&2
+        exit 2
+
+        """
+    }
+
+    private func write(_ text: String, to url: URL, mode: mode_t) throws {
+        try Data(text.utf8).write(to: url)
+        guard chmod(url.path, mode) == 0 else { throw FixtureError("chmod \(url.path) failed") }
+    }
+
+    /// Adds a line to the fixture's authorized_keys.
+    public func authorize(_ line: String) throws {
+        let handle = try FileHandle(forWritingTo: authorizedKeysFile)
+        defer { try? handle.close() }
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data((line.hasSuffix("\n") ? line : line + "\n").utf8))
+    }
+
+    public var configFile: URL { directory.appending("sshd_config") }
+
+    private func writeConfig() throws {
+        let methods = options.authenticationMethods
+        var lines = [
+            "Port \(port)",
+            "ListenAddress \(options.listenAddress)",
+            "AuthorizedKeysFile \(authorizedKeysFile.path)",
+            "PidFile none",
+            "StrictModes no",
+            "UsePAM \(methods.contains("keyboard-interactive") ? "yes" : "no")",
+            "PubkeyAuthentication \(methods.contains("publickey") ? "yes" : "no")",
+            "PasswordAuthentication \(methods.contains("password") ? "yes" : "no")",
+            "KbdInteractiveAuthentication \(methods.contains("keyboard-interactive") ? "yes" : "no")",
+            "AuthenticationMethods \(methods.joined(separator: " "))",
+            "AllowUsers \(user.name)",
+            "PermitRootLogin no",
+            "LogLevel DEBUG1",
+            "UseDNS no",
+            "X11Forwarding no",
+            "PrintMotd no",
+            "PrintLastLog no",
+            "LoginGraceTime 60",
+            "MaxStartups 100",
+            "SetEnv HOME=\(homeDirectory.path)",
+        ]
+        for type in options.hostKeyTypes {
+            lines.append("HostKey \(directory.appending("keys/ssh_host_\(type)_key").path)")
+        }
+        lines += options.extraConfig
+        try write(lines.joined(separator: "\n") + "\n", to: configFile, mode: 0o600)
+    }
+
+    // MARK: Process
+
+    /// Starts sshd (again, after `kill`), on the same port and host keys.
+    public func start() throws {
+        if port == 0 { port = try Self.freePort(on: options.listenAddress) }
+        try writeConfig()
+        try FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
+        let sshd = "/usr/sbin/sshd"
+        var arguments = ["-D", "-f", configFile.path, "-E", logFile.path]
+        var executable = sshd
+        if let namespace = options.networkNamespace {
+            executable = try ProcessRunner.which("ip")
+            arguments = ["netns", "exec", namespace, sshd] + arguments
+        }
+        let process = try ChildProcess(executable, arguments)
+        lock.withLock { self.process = process }
+        try waitUntilListening(process: process)
+    }
+
+    private func waitUntilListening(process: ChildProcess) throws {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let status = process.status {
+                throw FixtureError("sshd exited with \(status): \(log().suffix(2000))")
+            }
+            if log().contains("Server listening on") { return }
+            usleep(20_000)
+        }
+        throw FixtureError("sshd did not start listening within 10 s: \(log().suffix(2000))")
+    }
+
+    /// Stops sshd and every session process it forked (they are ours: children of our PID).
+    public func stop() {
+        guard let process = lock.withLock({ () -> ChildProcess? in defer { self.process = nil }; return self.process }) else { return }
+        for child in Self.descendants(of: process.pid) { kill(child, SIGKILL) }
+        process.signal(SIGTERM)
+        process.wait()
+        if FileManager.default.fileExists(atPath: tmuxSocket.path) {
+            _ = try? ProcessRunner.run("tmux", ["-S", tmuxSocket.path, "kill-server"], timeout: 5)
+        }
+    }
+
+    /// Kills sshd and its per-connection processes with SIGKILL, as if the host vanished.
+    /// The tmux server daemonized (it is no descendant), so it survives and a reattach finds the session.
+    public func killHard() {
+        guard let process = lock.withLock({ () -> ChildProcess? in defer { self.process = nil }; return self.process }) else { return }
+        for child in Self.descendants(of: process.pid) { kill(child, SIGKILL) }
+        process.signal(SIGKILL)
+        process.wait()
+    }
+
+    /// Kills the tmux server the stand-in started and removes the fixture directory.
+    public func destroy() {
+        stop()
+        directory.remove()
+    }
+
+    public func log() -> String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    /// The host key lines `ssh-keyscan` reports for this server.
+    public func keyscan(type: String = "ed25519") throws -> String {
+        var arguments = ["-p", String(port), "-t", type, options.listenAddress]
+        var executable = "ssh-keyscan"
+        if let namespace = options.networkNamespace {
+            arguments = ["netns", "exec", namespace, "ssh-keyscan"] + arguments
+            executable = "ip"
+        }
+        let result = try ProcessRunner.run(executable, arguments, timeout: 15)
+        return result.stdout.split(separator: "\n").first { !$0.hasPrefix("#") }.map(String.init) ?? ""
+    }
+
+    // MARK: Helpers
+
+    static func freePort(on address: String) throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw FixtureError("socket failed") }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = 0
+        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw FixtureError("could not find a free port") }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    /// Every process whose parent chain leads to `pid`, found through /proc.
+    static func descendants(of pid: Int32) -> [Int32] {
+        var parents: [Int32: Int32] = [:]
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for entry in entries {
+            guard let child = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, let parent = Int32(fields[1]) { parents[child] = parent }
+        }
+        var result: [Int32] = []
+        var frontier = [pid]
+        while let current = frontier.popLast() {
+            for (child, parent) in parents where parent == current {
+                result.append(child)
+                frontier.append(child)
+            }
+        }
+        return result
+    }
+}
