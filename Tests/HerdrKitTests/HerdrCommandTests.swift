@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import HerdrKit
@@ -138,14 +139,14 @@ private struct ShellSandbox {
 
     /// Runs `command` as sshd would (`sh -c command`) and returns the argv herdr received.
     func run(_ command: String) throws -> [String] {
-        let result = try HerdrKitTests.run(
+        let result = try ProcessRunner.run(
             "/bin/sh", ["-c", command], environment: environment, currentDirectory: cwd.file("cwd"))
-        guard result.status == 0 else { throw TestFailure("sh exited \(result.status): \(result.stderr)") }
+        guard result.status == 0 else { throw FixtureError("sh exited \(result.status): \(result.stderr)") }
         let recorded = try Data(contentsOf: argvFile)
         let fields = recorded.split(separator: 0, omittingEmptySubsequences: false).map {
             String(decoding: $0, as: UTF8.self)
         }
-        guard let count = fields.first.flatMap({ Int($0) }) else { throw TestFailure("no argv recorded") }
+        guard let count = fields.first.flatMap({ Int($0) }) else { throw FixtureError("no argv recorded") }
         // With no arguments the second printf still prints one empty field; either way one empty piece
         // follows the last NUL.
         let expectedPieces = 1 + max(count, 1) + 1

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import HerdrKit
@@ -27,7 +28,7 @@ import Testing
         #expect(!found2222.contains(key(1).openSSHString))
         #expect(try sshKeygen(["-F", "100.64.0.7", "-f", file]).stdout.contains(key(3).openSSHString))
         // A host never pinned is not found (ssh-keygen exits 1).
-        #expect(try run("/usr/bin/ssh-keygen", ["-F", "mac", "-f", file]).status == 1)
+        #expect(try ProcessRunner.run("/usr/bin/ssh-keygen", ["-F", "mac", "-f", file]).status == 1)
     }
 
     @Test func readsEntriesOpenSSHWrote() throws {

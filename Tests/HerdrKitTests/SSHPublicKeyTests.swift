@@ -1,5 +1,6 @@
 import Foundation
 import HerdrCrypto
+import TestSupport
 import Testing
 
 @testable import HerdrKit

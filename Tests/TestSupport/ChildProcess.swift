@@ -13,7 +13,8 @@ public final class ChildProcess: @unchecked Sendable {
     /// Spawns `executable` with the given standard descriptors (-1 means /dev/null).
     public init(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-        stdin: Int32 = -1, stdout: Int32 = -1, stderr: Int32 = -1, newSession: Bool = false
+        stdin: Int32 = -1, stdout: Int32 = -1, stderr: Int32 = -1, newSession: Bool = false,
+        currentDirectory: URL? = nil
     ) throws {
         let path = executable.hasPrefix("/") ? executable : try ProcessRunner.which(executable)
         var actions = posix_spawn_file_actions_t()
@@ -27,6 +28,7 @@ public final class ChildProcess: @unchecked Sendable {
             }
         }
         csystem_spawn_closefrom(&actions, 3)
+        if let currentDirectory { csystem_spawn_chdir(&actions, currentDirectory.path) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

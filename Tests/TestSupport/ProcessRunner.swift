@@ -18,14 +18,16 @@ public enum ProcessRunner {
     @discardableResult
     public static func run(
         _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
-        input: [UInt8] = [], timeout: Double = 30, check: Bool = false
+        input: [UInt8] = [], currentDirectory: URL? = nil, timeout: Double = 30, check: Bool = false
     ) throws -> ProcessResult {
         let stdin = try PipePair()
         let stdout = try PipePair()
         let stderr = try PipePair()
         let child: ChildProcess
         do {
-            child = try ChildProcess(executable, arguments, environment: environment, stdin: stdin.read, stdout: stdout.write, stderr: stderr.write)
+            child = try ChildProcess(
+                executable, arguments, environment: environment, stdin: stdin.read, stdout: stdout.write, stderr: stderr.write,
+                currentDirectory: currentDirectory)
         } catch {
             [stdin.read, stdin.write, stdout.read, stdout.write, stderr.read, stderr.write].forEach { close($0) }
             throw error

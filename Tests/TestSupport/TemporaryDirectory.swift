@@ -17,7 +17,16 @@ public final class TemporaryDirectory: Sendable {
         url = URL(fileURLWithPath: path, isDirectory: true)
     }
 
+    deinit { remove() }
+
     public func appending(_ component: String) -> URL { url.appendingPathComponent(component) }
+    public func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+    /// The names in the directory (or a subdirectory), sorted.
+    public func listing(_ subdirectory: String? = nil) throws -> [String] {
+        let directory = subdirectory.map { url.appendingPathComponent($0).path } ?? path
+        return try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+    }
 
     public func remove() { try? FileManager.default.removeItem(at: url) }
 }

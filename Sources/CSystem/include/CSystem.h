@@ -11,6 +11,13 @@ int csystem_pipe_cloexec(int fds[2], int extra_flags);
 /// Adds "close every descriptor from `lowest` up" to spawn file actions (glibc 2.34+).
 int csystem_spawn_closefrom(posix_spawn_file_actions_t *actions, int lowest);
 
+/// Adds a chdir to spawn file actions (glibc 2.29+).
+int csystem_spawn_chdir(posix_spawn_file_actions_t *actions, const char *path);
+
+/// setfsuid(2): the calling thread's file-system user (Linux credentials are per thread).
+/// Leaving 0 also drops the thread's file capabilities, so root cannot bypass permissions.
+int csystem_setfsuid(unsigned int uid);
+
 /// eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC).
 int csystem_eventfd_nonblocking(void);
 

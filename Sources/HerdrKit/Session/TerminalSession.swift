@@ -1,0 +1,364 @@
+import Foundation
+import Observation
+import SSHClient
+
+/// A live terminal on a host: SSH with the device key, a PTY, and the herdr attach command.
+///
+/// Trust is two-phase. With no pin for `hostname:port`, the first connection stops right after
+/// the key exchange, before any authentication; `confirmHostKey` is asked outside any live
+/// handshake; on approval the key is pinned and a second connection must present exactly it.
+/// A changed key is refused without a prompt and without authenticating. Every `await` is
+/// followed by a generation check, so a `disconnect()` during a prompt or a backoff wins.
+@MainActor @Observable
+public final class TerminalSession {
+    public let profile: HostProfile
+    public private(set) var state: SessionState = .idle
+    /// Why the last failure happened, for exit codes; nil unless `state` is `.failed`.
+    public private(set) var failureKind: SessionFailureKind?
+    /// The key that was refused because it differs from the pin, for the UI to show.
+    public private(set) var rejectedHostKey: HostKeyChallenge?
+
+    /// Output (stdout, then stderr) in order, one call per network read burst. The next read
+    /// waits until this returns, so a slow consumer stalls the host in its SSH window.
+    @ObservationIgnored public var onOutput: (@MainActor ([UInt8]) -> Void)?
+
+    @ObservationIgnored private let store: HostStore
+    @ObservationIgnored private let options: TerminalSessionOptions
+    @ObservationIgnored private let confirmHostKey: @MainActor (HostKeyChallenge) async -> Bool
+    @ObservationIgnored private var generation = 0
+    @ObservationIgnored private var connection: SSHConnection?
+    @ObservationIgnored private var pendingStart: AttemptStartSignal?
+    @ObservationIgnored private var size = (cols: 80, rows: 24)
+    @ObservationIgnored private var tail = OutputTail()
+    @ObservationIgnored private var connectedAt: ContinuousClock.Instant?
+    @ObservationIgnored private var deviceKey: DeviceKeyPair?
+
+    public convenience init(
+        profile: HostProfile, store: HostStore, confirmHostKey: @escaping @MainActor (HostKeyChallenge) async -> Bool
+    ) {
+        self.init(profile: profile, store: store, options: TerminalSessionOptions(), confirmHostKey: confirmHostKey)
+    }
+
+    public init(
+        profile: HostProfile, store: HostStore, options: TerminalSessionOptions,
+        confirmHostKey: @escaping @MainActor (HostKeyChallenge) async -> Bool
+    ) {
+        self.profile = profile
+        self.store = store
+        self.options = options
+        self.confirmHostKey = confirmHostKey
+    }
+
+    private var hostname: String { CanonicalHost.hostname(profile.hostname) }
+    private var endpoint: String { CanonicalHost.pinKey(hostname: hostname, port: profile.port) }
+
+    /// The command the session runs: a non-blank `remoteCommand` verbatim, else herdr's attach.
+    public var command: String {
+        if let custom = profile.remoteCommand, !custom.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            return custom
+        }
+        return HerdrCommand.attach(platform: profile.platform, session: profile.herdrSession)
+    }
+
+    // MARK: Public operations
+
+    /// Connects, asking `confirmHostKey` on first use, and returns once the session is
+    /// `.connected`, or has `.failed`/`.closed`. Output keeps flowing to `onOutput` afterwards.
+    public func connect(cols: Int, rows: Int) async {
+        switch state {
+        case .connecting, .connected, .reconnecting: return
+        case .idle, .failed, .closed: break
+        }
+        generation += 1
+        let generation = generation
+        failureKind = nil
+        rejectedHostKey = nil
+        tail = OutputTail()
+        size = (max(cols, 1), max(rows, 1))
+
+        if profile.remoteCommand?.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ?? true,
+            let name = profile.herdrSession, !HerdrSessionName.isValid(name)
+        {
+            fail(.invalidSessionName, "Invalid herdr session name: \(HerdrCommand.posixQuoted(name))")
+            return
+        }
+        do {
+            deviceKey = try DeviceKey.load(in: store.directory)
+        } catch {
+            fail(.local, "The device key is unavailable: \(error)")
+            return
+        }
+        state = .connecting
+        guard let pin = await trustedHostKey(generation: generation) else { return }
+        switch await startAttempt(generation: generation, pin: pin) {
+        case .started:
+            return
+        case .ended(let termination):
+            guard generation == self.generation else { return }
+            failBeforeStart(termination, pin: pin)
+        }
+    }
+
+    /// Writes to the remote command's stdin. Ignored unless connected.
+    public func send(_ bytes: [UInt8]) {
+        guard state == .connected else { return }
+        connection?.send(bytes)
+    }
+
+    /// Sends an SSH window-change; the size is also used for the next (re)connect.
+    public func resize(cols: Int, rows: Int) {
+        size = (max(cols, 1), max(rows, 1))
+        connection?.resize(cols: size.cols, rows: size.rows)
+    }
+
+    /// Ends the session: `.closed`, whatever it was doing (even waiting on a host-key prompt).
+    public func disconnect() {
+        generation += 1
+        connection?.cancel()
+        connection = nil
+        pendingStart?.resume(.ended(.cancelled))
+        pendingStart = nil
+        failureKind = nil
+        state = .closed
+    }
+
+    // MARK: Trust
+
+    /// The pinned key to require, after a first-use probe and prompt if there was no pin.
+    /// nil means the session already ended (failed, or closed by a disconnect).
+    private func trustedHostKey(generation: Int) async -> SSHPublicKey? {
+        let pins = HostKeyPins(directory: store.directory)
+        do {
+            if let pin = try pins.pinnedKey(hostname: hostname, port: profile.port) { return pin }
+        } catch {
+            fail(.local, "Cannot read pinned host keys: \(error)")
+            return nil
+        }
+        let probe: SSHTermination
+        do {
+            let connection = try SSHConnection(configuration: configuration(policy: .probe, preferred: []))
+            probe = await Self.runToEnd(connection, whileCurrent: { [weak self] in self?.generation == generation }, register: { [weak self] in self?.connection = $0 })
+        } catch {
+            fail(.local, error.description)
+            return nil
+        }
+        guard generation == self.generation else { return nil }
+        connection = nil
+        guard case .probed(let presented) = probe else {
+            failBeforeStart(probe, pin: nil)
+            return nil
+        }
+        guard let key = try? SSHPublicKey(blob: presented.blob) else {
+            fail(.handshake, "\(endpoint) presented a host key that cannot be parsed")
+            return nil
+        }
+        let challenge = HostKeyChallenge(
+            hostname: hostname, port: profile.port, fingerprintSHA256: key.fingerprintSHA256, algorithm: key.algorithm,
+            kind: .firstUse)
+        let approved = await confirmHostKey(challenge)
+        guard generation == self.generation else { return nil }
+        guard approved else {
+            fail(.hostKeyNotTrusted, "Host key for \(endpoint) (\(key.fingerprintSHA256)) was not trusted; nothing was sent")
+            return nil
+        }
+        do {
+            // Add-only: if another session pinned first, its key stands and ours must match it.
+            _ = try pins.pin(key, hostname: hostname, port: profile.port)
+            return try pins.pinnedKey(hostname: hostname, port: profile.port) ?? key
+        } catch {
+            fail(.local, "Cannot pin the host key for \(endpoint): \(error)")
+            return nil
+        }
+    }
+
+    // MARK: Attempts
+
+    /// Starts a connection that requires `pin`, and waits until the command runs or it ends.
+    /// A pump task keeps delivering output afterwards and handles the end of the session.
+    private func startAttempt(generation: Int, pin: SSHPublicKey) async -> AttemptStart {
+        let connection: SSHConnection
+        do {
+            connection = try SSHConnection(configuration: configuration(policy: .accept([pin.blob]), preferred: [pin.algorithm]))
+        } catch {
+            return .ended(.failed(error))
+        }
+        self.connection = connection
+        let signal = AttemptStartSignal()
+        pendingStart = signal
+        connection.start()
+        Task { @MainActor [weak self] in
+            var started = false
+            for await event in connection.events {
+                guard let self else {
+                    connection.cancel()
+                    return
+                }
+                switch event {
+                case .sessionStarted:
+                    guard generation == self.generation else { break }
+                    started = true
+                    self.connectedAt = .now
+                    self.state = .connected
+                    signal.resume(.started)
+                case .output(let stdout, let stderr):
+                    guard generation == self.generation else { break }
+                    let chunk = stderr.isEmpty ? stdout : stdout + stderr
+                    self.tail.append(chunk)
+                    self.onOutput?(chunk)
+                    connection.acknowledgeOutput()
+                case .finished(let termination):
+                    if !started {
+                        signal.resume(.ended(termination))
+                    } else if generation == self.generation {
+                        self.sessionEnded(termination, generation: generation)
+                    }
+                default:
+                    break
+                }
+            }
+        }
+        return await signal.value
+    }
+
+    /// An established session ended: close, fail, or reattach.
+    private func sessionEnded(_ termination: SSHTermination, generation: Int) {
+        connection = nil
+        let connectedFor = connectedAt.map { ContinuousClock.now - $0 } ?? .zero
+        let outcome = SessionOutcome.decide(
+            termination, connectedFor: connectedFor, quickExitWindow: options.quickExitWindow, tail: tail.readableLines(),
+            mayReconnect: options.reconnect.maximumAttempts > 0)
+        switch outcome {
+        case .closed:
+            state = .closed
+        case .failed(let kind, let message):
+            fail(kind, message)
+        case .reconnect(let reason):
+            Task { await reattach(generation: generation, reason: reason) }
+        }
+    }
+
+    /// Reattaches to the same session with backoff, as long as failures look transient.
+    private func reattach(generation: Int, reason: String) async {
+        var attempt = 1
+        var lastReason = reason
+        while let delay = options.reconnect.delay(beforeAttempt: attempt) {
+            state = .reconnecting(attempt: attempt, reason: lastReason)
+            try? await Task.sleep(for: delay)
+            guard generation == self.generation else { return }
+            let pin: SSHPublicKey?
+            do {
+                pin = try HostKeyPins(directory: store.directory).pinnedKey(hostname: hostname, port: profile.port)
+            } catch {
+                fail(.local, "Cannot read pinned host keys: \(error)")
+                return
+            }
+            guard let pin else {
+                fail(.connectionLost, "\(reason)\nThe host key pin for \(endpoint) was forgotten; connect again to confirm the key")
+                return
+            }
+            switch await startAttempt(generation: generation, pin: pin) {
+            case .started:
+                return
+            case .ended(let termination):
+                guard generation == self.generation else { return }
+                if case .failed(let failure) = termination, SessionOutcome.isTransient(failure) {
+                    lastReason = failure.message
+                    attempt += 1
+                    continue
+                }
+                failBeforeStart(termination, pin: pin)
+                return
+            }
+        }
+        fail(.connectionLost, "\(reason)\nGave up reattaching after \(attempt - 1) attempts; last: \(lastReason)")
+    }
+
+    // MARK: Failures
+
+    /// Maps a connection that ended before its command started to `.failed` (or `.closed` when cancelled).
+    private func failBeforeStart(_ termination: SSHTermination, pin: SSHPublicKey?) {
+        connection = nil
+        switch termination {
+        case .cancelled:
+            state = .closed
+        case .hostKeyRejected(let presented):
+            let presentedKey = try? SSHPublicKey(blob: presented.blob)
+            let now = presentedKey?.fingerprintSHA256 ?? "an unparseable key"
+            let was = pin?.fingerprintSHA256 ?? "unknown"
+            rejectedHostKey = HostKeyChallenge(
+                hostname: hostname, port: profile.port, fingerprintSHA256: now, algorithm: presented.algorithm,
+                kind: .changed(previousFingerprint: was))
+            fail(
+                .hostKeyChanged,
+                "Host key for \(endpoint) changed: was \(was), now \(now). No authentication was attempted; forget the pinned key only if you know why it changed"
+            )
+        case .failed(let failure):
+            fail(SessionOutcome.kind(of: failure), failure.message)
+        case .probed, .exited:
+            fail(.connectionLost, "The connection to \(endpoint) ended before the session started")
+        }
+    }
+
+    private func fail(_ kind: SessionFailureKind, _ message: String) {
+        failureKind = kind
+        state = .failed(message)
+    }
+
+    // MARK: Plumbing
+
+    private func configuration(policy: HostKeyPolicy, preferred: [String]) -> SSHConnectionConfiguration {
+        var configuration = SSHConnectionConfiguration(
+            host: hostname, port: profile.port, hostKeyPolicy: policy, preferredHostKeyAlgorithms: preferred,
+            credentials: SSHCredentials(
+                username: profile.username, privateKey: deviceKey?.privateKey, password: store.password(for: profile.id),
+                responder: options.promptResponder),
+            pty: PTYRequest(cols: size.cols, rows: size.rows), command: command)
+        configuration.connectTimeout = options.connectTimeout
+        configuration.keepaliveInterval = options.keepaliveInterval
+        configuration.keepaliveCountMax = options.keepaliveCountMax
+        configuration.receiveWindow = options.receiveWindow
+        configuration.maximumChunk = options.maximumChunk
+        return configuration
+    }
+
+    /// Runs a connection that never reaches a command (the probe) to its end.
+    private static func runToEnd(
+        _ connection: SSHConnection, whileCurrent: @MainActor () -> Bool, register: @MainActor (SSHConnection) -> Void
+    ) async -> SSHTermination {
+        register(connection)
+        connection.start()
+        var termination = SSHTermination.cancelled
+        for await event in connection.events {
+            if case .finished(let end) = event { termination = end }
+            if !whileCurrent() { connection.cancel() }
+        }
+        return termination
+    }
+}
+
+/// How a connection attempt came out: the command runs, or the connection ended first.
+private enum AttemptStart {
+    case started
+    case ended(SSHTermination)
+}
+
+/// A one-shot answer to "did the attempt start?"; later answers are ignored (the first wins).
+@MainActor
+private final class AttemptStartSignal {
+    private var result: AttemptStart?
+    private var waiter: CheckedContinuation<AttemptStart, Never>?
+
+    func resume(_ answer: AttemptStart) {
+        guard result == nil else { return }
+        result = answer
+        waiter?.resume(returning: answer)
+        waiter = nil
+    }
+
+    var value: AttemptStart {
+        get async {
+            if let result { return result }
+            return await withCheckedContinuation { waiter = $0 }
+        }
+    }
+}

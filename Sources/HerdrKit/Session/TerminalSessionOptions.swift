@@ -1,0 +1,22 @@
+import SSHClient
+
+/// Tuning for a terminal session; the defaults suit an interactive terminal on a tailnet.
+public struct TerminalSessionOptions: Sendable {
+    /// Seconds between SSH keepalives; the peer is lost after `keepaliveCountMax` silent intervals.
+    public var keepaliveInterval: Int = 15
+    public var keepaliveCountMax: Int = 3
+    public var connectTimeout: Duration = .seconds(10)
+    public var reconnect = ReconnectPolicy()
+    /// A clean exit (status 0) sooner than this after connecting counts as a failure: Windows
+    /// reports 0 when herdr is not even installed.
+    public var quickExitWindow: Duration = .seconds(2)
+    /// Answers password and keyboard-interactive prompts when no stored password fits.
+    /// Runs on the connection's own thread and may block until a person answers.
+    public var promptResponder: (@Sendable (KeyboardInteractiveChallenge) -> [String]?)?
+    /// The SSH receive window: the most output that can be in flight toward this client.
+    public var receiveWindow: Int = 2 * 1024 * 1024
+    /// The most output handed to `onOutput` in one call.
+    public var maximumChunk: Int = 1024 * 1024
+
+    public init() {}
+}
