@@ -26,7 +26,7 @@ public final class SSHConnection: Sendable {
         let thread = Thread {
             let worker = SSHConnectionWorker(configuration: configuration, control: control) { continuation.yield($0) }
             let termination = worker.run()
-            continuation.yield(.finished(termination))
+            continuation.yield(.finished(termination, commandRunTime: worker.commandRunTime))
             continuation.finish()
         }
         thread.name = "ssh \(configuration.host):\(configuration.port)"

@@ -22,6 +22,14 @@ final class SSHConnectionWorker {
     private var socket: TCPSocket?
     private var session: SSHSessionHandle?
     private var channel: SSHChannelHandle?
+    private var commandStartedAt: Double?
+    private var commandEndedAt: Double?
+
+    /// From the command's start to the remote EOF (or the connection's end), if it started.
+    var commandRunTime: Duration? {
+        guard let start = commandStartedAt else { return nil }
+        return .milliseconds(Int(((commandEndedAt ?? Monotonic.now) - start) * 1000))
+    }
 
     init(configuration: SSHConnectionConfiguration, control: ConnectionControl, emit: @escaping (SSHEvent) -> Void) {
         self.configuration = configuration
@@ -73,6 +81,7 @@ final class SSHConnectionWorker {
         let method = try authenticate(session: session, deadline: deadline)
         emit(.authenticated(method: method))
         try openSession(session: session, deadline: deadline)
+        commandStartedAt = Monotonic.now
         emit(.sessionStarted)
         return try pump(session: session)
     }
@@ -345,6 +354,7 @@ final class SSHConnectionWorker {
                     continue
                 }
                 if libssh2_channel_eof(channel.raw) == 1 {
+                    commandEndedAt = Monotonic.now
                     return try finishChannel(channel, session: session)
                 }
             }

@@ -11,8 +11,9 @@ public enum SSHEvent: Sendable {
     /// Output from the remote command. The connection reads nothing more until the consumer
     /// calls `acknowledgeOutput()`; until then the server waits in its SSH window.
     case output(stdout: [UInt8], stderr: [UInt8])
-    /// The last event: how the connection ended.
-    case finished(SSHTermination)
+    /// The last event: how the connection ended, and for how long the command had been running
+    /// (measured on the connection's thread, so a slow consumer does not stretch it), if it started.
+    case finished(SSHTermination, commandRunTime: Duration?)
 }
 
 /// A host key as the server presented it: the SSH wire blob and its algorithm name.

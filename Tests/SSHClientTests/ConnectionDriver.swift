@@ -34,7 +34,7 @@ struct ConnectionRun {
                 run.stdout += out
                 run.stderr += err
                 connection.acknowledgeOutput()
-            case .finished(let termination):
+            case .finished(let termination, _):
                 run.termination = termination
             default:
                 break

@@ -205,6 +205,14 @@ public final class SSHServer: @unchecked Sendable {
 
     // MARK: Helpers
 
+    /// Processes below this sshd whose command name (/proc/PID/comm) is `name`, e.g. "sleep".
+    public func processes(named name: String) -> [Int32] {
+        guard let pid else { return [] }
+        return Self.descendants(of: pid).filter {
+            (try? String(contentsOfFile: "/proc/\($0)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == name
+        }
+    }
+
     static func freePort(on address: String) throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw FixtureError("socket failed") }
@@ -222,7 +230,7 @@ public final class SSHServer: @unchecked Sendable {
     }
 
     /// Every process whose parent chain leads to `pid`, found through /proc.
-    static func descendants(of pid: Int32) -> [Int32] {
+    public static func descendants(of pid: Int32) -> [Int32] {
         var parents: [Int32: Int32] = [:]
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         for entry in entries {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// The unprivileged account that fixtures' sshd lets in. Password and keyboard-interactive
 /// logins need a real account with a real password, so the tests make one (they run as root,
@@ -11,8 +12,20 @@ public struct TestUser: Sendable {
     public let uid: uid_t
     public let gid: gid_t
 
+    private static let prepared = Mutex<[String: TestUser]>([:])
+
     /// The account for this kind of run ("herdrtest" for tests, others for bench and demo).
+    /// Prepared once per process: servers started in parallel share one password.
     public static func ensure(name: String = "herdrtest") throws -> TestUser {
+        try prepared.withLock { users in
+            if let user = users[name] { return user }
+            let user = try prepare(name: name)
+            users[name] = user
+            return user
+        }
+    }
+
+    private static func prepare(name: String) throws -> TestUser {
         guard getuid() == 0 else {
             throw FixtureError("The SSH fixtures create the account '\(name)' and run sshd, which needs root; run the tests as root (CI does)")
         }

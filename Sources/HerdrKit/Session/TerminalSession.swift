@@ -206,11 +206,11 @@ public final class TerminalSession {
                     self.tail.append(chunk)
                     self.onOutput?(chunk)
                     connection.acknowledgeOutput()
-                case .finished(let termination):
+                case .finished(let termination, let runTime):
                     if !started {
                         signal.resume(.ended(termination))
                     } else if generation == self.generation {
-                        self.sessionEnded(termination, generation: generation)
+                        self.sessionEnded(termination, runTime: runTime, generation: generation)
                     }
                 default:
                     break
@@ -221,9 +221,9 @@ public final class TerminalSession {
     }
 
     /// An established session ended: close, fail, or reattach.
-    private func sessionEnded(_ termination: SSHTermination, generation: Int) {
+    private func sessionEnded(_ termination: SSHTermination, runTime: Duration?, generation: Int) {
         connection = nil
-        let connectedFor = connectedAt.map { ContinuousClock.now - $0 } ?? .zero
+        let connectedFor = runTime ?? connectedAt.map { ContinuousClock.now - $0 } ?? .zero
         let outcome = SessionOutcome.decide(
             termination, connectedFor: connectedFor, quickExitWindow: options.quickExitWindow, tail: tail.readableLines(),
             mayReconnect: options.reconnect.maximumAttempts > 0)
@@ -329,7 +329,7 @@ public final class TerminalSession {
         connection.start()
         var termination = SSHTermination.cancelled
         for await event in connection.events {
-            if case .finished(let end) = event { termination = end }
+            if case .finished(let end, _) = event { termination = end }
             if !whileCurrent() { connection.cancel() }
         }
         return termination
