@@ -25,6 +25,9 @@ let package = Package(
         .target(name: "CLISupport"),
 
         .executableTarget(name: "herdr-remote", dependencies: ["HerdrKit", "CLISupport"]),
+        // Performance targets beside their anchors (OpenSSH, openssl speed, raw sockets): `make bench`.
+        .executableTarget(
+            name: "herdr-bench", dependencies: ["HerdrKit", "SSHClient", "TestSupport"], path: "Benchmarks/herdr-bench"),
 
         // Real peers for tests and benchmarks: sshd, tmux, temporary directories, processes.
         .target(name: "TestSupport", dependencies: ["CSystem"], path: "Tests/TestSupport"),

@@ -353,6 +353,11 @@ final class SSHConnectionWorker {
                     emit(.output(stdout: stdout, stderr: stderr))
                     continue
                 }
+                // Reading one stream drains the socket into libssh2's queue, so data for the other
+                // stream can be waiting there while the socket is empty: read again, don't poll.
+                if libssh2_poll_channel_read(channel.raw, 0) != 0 || libssh2_poll_channel_read(channel.raw, 1) != 0 {
+                    continue
+                }
                 if libssh2_channel_eof(channel.raw) == 1 {
                     commandEndedAt = Monotonic.now
                     return try finishChannel(channel, session: session)

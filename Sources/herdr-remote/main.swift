@@ -1,2 +1,27 @@
-import HerdrKit
-print("hi")
+import CLISupport
+import Glibc
+
+// A closed stdout must end writes with EPIPE, not kill the process before the terminal is restored.
+signal(SIGPIPE, SIG_IGN)
+
+let herdrRemote = CommandSpec(
+    name: "herdr-remote",
+    abstract: "Reach a live herdr or tmux session on your computers over SSH.",
+    discussion: """
+        Files live in $XDG_CONFIG_HOME/herdr-remote (or ~/.config/herdr-remote): hosts.json, secrets.json \
+        (passwords, 0600), known_hosts (pinned host keys, readable with ssh-keygen -F), id_ed25519 (this \
+        device's key, 0600).
+
+        Quick start:
+          herdr-remote key                      # add this line to the host's ~/.ssh/authorized_keys
+          herdr-remote add studio --host studio.tail1234.ts.net --session work
+          herdr-remote connect studio
+        """,
+    version: "0.1.0",
+    subcommands: [
+        HostCommands.hosts, HostCommands.add, HostCommands.remove, ConnectCommand.spec, KeyCommands.key,
+        KeyCommands.forgetHostKey, HostCommands.password,
+    ],
+    exitCodes: RemoteExitCode.connectCodes)
+
+await CommandLineTool.main(herdrRemote)

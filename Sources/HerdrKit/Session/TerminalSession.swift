@@ -105,6 +105,12 @@ public final class TerminalSession {
         connection?.send(bytes)
     }
 
+    /// Closes the remote command's stdin (after queued input), as `ssh` does when its stdin ends.
+    public func sendEOF() {
+        guard state == .connected else { return }
+        connection?.sendEOF()
+    }
+
     /// Sends an SSH window-change; the size is also used for the next (re)connect.
     public func resize(cols: Int, rows: Int) {
         size = (max(cols, 1), max(rows, 1))

@@ -1,0 +1,363 @@
+import Foundation
+import Glibc
+import HerdrKit
+import SSHClient
+import TestSupport
+
+/// The SSH road measured against the OpenSSH `ssh` client, both talking to the same sshd in the
+/// same run: bulk `cat` throughput without and with a PTY, keystroke round trip, and peak memory
+/// while a consumer stalls.
+@MainActor
+final class SSHBenchmarks {
+    static let bulkBytes = 256 * 1024 * 1024
+    static let stallBytes = 64 * 1024 * 1024
+
+    let server: SSHServer
+    let client: TemporaryDirectory
+    let directory: ConfigDirectory
+    let store: HostStore
+    let bigFile: URL
+    let runs: Int
+    let keystrokes: Int
+
+    init(runs: Int, keystrokes: Int) throws {
+        self.runs = runs
+        self.keystrokes = keystrokes
+        var options = SSHServer.Options()
+        options.userName = "herdrbench"
+        server = try SSHServer(options)
+        client = try TemporaryDirectory(prefix: "herdr-bench-client-")
+        directory = ConfigDirectory(url: client.url)
+        store = HostStore(directory: directory)
+        try server.authorize(try DeviceKey.publicKeyOpenSSH(in: directory))
+        let line = try server.keyscan()
+        _ = try HostKeyPins(directory: directory).pin(
+            try SSHPublicKey(openSSHLine: String(line.split(separator: " ", maxSplits: 1)[1])), hostname: server.host,
+            port: server.port)
+        bigFile = server.directory.appending("big")
+        try ProcessRunner.run("/bin/sh", ["-c", "head -c \(Self.bulkBytes) /dev/urandom > \(bigFile.path) && chmod 644 \(bigFile.path)"], timeout: 120, check: true)
+    }
+
+    func destroy() { server.destroy() }
+
+    var sshArguments: [String] {
+        [
+            "-F", "/dev/null", "-i", directory.deviceKeyFile.path, "-p", String(server.port), "-o", "StrictHostKeyChecking=no",
+            "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=error", "-o", "BatchMode=yes",
+            "\(server.user.name)@\(server.host)",
+        ]
+    }
+
+    func run() async throws -> BenchReport {
+        var report = BenchReport(title: "SSH road (issue 2): herdr-remote vs OpenSSH `ssh`, same sshd, same run")
+        let negotiated = try negotiatedCipher()
+        report.notes.append("Machine: \(ProcessInfo.processInfo.activeProcessorCount) cores; OpenSSH \(opensshVersion()); our cipher \(negotiated) (libssh2 1.10 has no chacha20-poly1305 or AES-GCM).")
+
+        for pty in [false, true] {
+            var ours: [Double] = []
+            var sshDefault: [Double] = []
+            var sshSameCipher: [Double] = []
+            for _ in 0..<runs {
+                ours.append(try await (pty ? oursWithPTY() : oursWithoutPTY()))
+                sshDefault.append(try sshCat(pty: pty, cipher: nil))
+                sshSameCipher.append(try sshCat(pty: pty, cipher: "aes128-ctr"))
+            }
+            let mb = Double(Self.bulkBytes) / 1e6
+            let label = pty ? "cat 256 MiB, PTY" : "cat 256 MiB, no PTY"
+            report.add(
+                "\(label) (ssh default cipher)", ours: "\(format(mb / median(ours), 0)) MB/s",
+                anchor: "\(format(mb / median(sshDefault), 0)) MB/s", ratio: "\(format(median(sshDefault) / median(ours)))×",
+                target: "≥ 1.0×")
+            report.add(
+                "\(label) (ssh forced to aes128-ctr)", ours: "\(format(mb / median(ours), 0)) MB/s",
+                anchor: "\(format(mb / median(sshSameCipher), 0)) MB/s",
+                ratio: "\(format(median(sshSameCipher) / median(ours)))×", target: "≥ 1.0×")
+        }
+
+        let oursRTT = try await libraryKeystrokeRoundTrips()
+        let cliRTT = try cliKeystrokeRoundTrips()
+        let sshRTT = try sshKeystrokeRoundTrips()
+        for (p, name) in [(0.5, "p50"), (0.99, "p99")] {
+            report.add(
+                "keystroke echo \(name), herdr-remote program (pipes)", ours: "\(format(percentile(cliRTT, p) * 1e6, 0)) µs",
+                anchor: "\(format(percentile(sshRTT, p) * 1e6, 0)) µs",
+                ratio: "\(format(percentile(cliRTT, p) / percentile(sshRTT, p)))×", target: "≤ 1.1×")
+            report.add(
+                "keystroke echo \(name), TerminalSession API", ours: "\(format(percentile(oursRTT, p) * 1e6, 0)) µs",
+                anchor: "\(format(percentile(sshRTT, p) * 1e6, 0)) µs",
+                ratio: "\(format(percentile(oursRTT, p) / percentile(sshRTT, p)))×", target: "≤ 1.1×")
+        }
+
+        let (oursPeak, oursBaseline) = try stalledConsumerPeakInChild()
+        let sshPeak = try sshStalledPeak()
+        report.add(
+            "peak RSS, 64 MiB writer, consumer stalled 3 s", ours: "\(oursPeak / 1024) MiB (\((oursPeak - oursBaseline) / 1024) MiB above idle)",
+            anchor: "\(sshPeak / 1024) MiB (ssh)", ratio: "-", target: "bounded")
+        report.notes.append("Throughput is the median of \(runs) runs, wall time from start to the last byte, including connection setup. Keystroke: \(keystrokes) one-byte round trips through `stty raw -echo; cat` on the remote PTY.")
+        return report
+    }
+
+    // MARK: Throughput
+
+    private func configuration(command: String, pty: PTYRequest?) throws -> SSHConnectionConfiguration {
+        let key = try DeviceKey.load(in: directory)
+        let pin = try HostKeyPins(directory: directory).pinnedKey(hostname: server.host, port: server.port)!
+        return SSHConnectionConfiguration(
+            host: server.host, port: server.port, hostKeyPolicy: .accept([pin.blob]),
+            credentials: SSHCredentials(username: server.user.name, privateKey: key.privateKey), pty: pty, command: command)
+    }
+
+    private func oursWithoutPTY() async throws -> Double {
+        let connection = try SSHConnection(configuration: try configuration(command: "cat \(bigFile.path)", pty: nil))
+        let start = now()
+        connection.start()
+        var received = 0
+        for await event in connection.events {
+            switch event {
+            case .output(let out, let err):
+                received += out.count + err.count
+                connection.acknowledgeOutput()
+            case .finished(let end, _):
+                guard case .exited(0, nil) = end, received == Self.bulkBytes else {
+                    throw FixtureError("bulk cat without PTY ended with \(end) after \(received) bytes")
+                }
+            default:
+                break
+            }
+        }
+        return now() - start
+    }
+
+    private func oursWithPTY() async throws -> Double {
+        let profile = HostProfile(
+            name: "bench", hostname: server.host, port: server.port, username: server.user.name, remoteCommand: "stty -opost; cat \(bigFile.path)")
+        let session = TerminalSession(profile: profile, store: store, options: TerminalSessionOptions()) { _ in false }
+        var received = 0
+        var finishedAt: Double?
+        session.onOutput = { bytes in
+            received += bytes.count
+            if received >= Self.bulkBytes && finishedAt == nil { finishedAt = now() }
+        }
+        let start = now()
+        await session.connect(cols: 200, rows: 50)
+        while finishedAt == nil && !session.state.isFinal {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        session.disconnect()
+        guard let finishedAt, received == Self.bulkBytes else {
+            throw FixtureError("bulk cat with PTY: \(received) bytes, state \(session.state)")
+        }
+        return finishedAt - start
+    }
+
+    private func sshCat(pty: Bool, cipher: String?) throws -> Double {
+        var arguments = sshArguments
+        if let cipher { arguments = ["-c", cipher, "-m", "hmac-sha2-256"] + arguments }
+        arguments.insert(pty ? "-tt" : "-T", at: 0)
+        arguments.append(pty ? "stty -opost; cat \(bigFile.path)" : "cat \(bigFile.path)")
+        let start = now()
+        let (bytes, status) = try countOutput(of: "ssh", arguments)
+        let seconds = now() - start
+        guard status == 0, bytes == Self.bulkBytes else { throw FixtureError("ssh cat gave \(bytes) bytes, status \(status)") }
+        return seconds
+    }
+
+    /// Runs a program, reading and counting its stdout.
+    private func countOutput(of executable: String, _ arguments: [String]) throws -> (Int, Int32) {
+        let pipe = try PipePair()
+        let child = try ChildProcess(executable, arguments, stdout: pipe.write)
+        close(pipe.write)
+        defer { close(pipe.read) }
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        var total = 0
+        while true {
+            let n = read(pipe.read, &buffer, buffer.count)
+            if n > 0 {
+                total += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                break
+            }
+        }
+        return (total, child.wait())
+    }
+
+    // MARK: Keystrokes
+
+    static let echoCommand = "stty raw -echo; exec cat"
+
+    private func libraryKeystrokeRoundTrips() async throws -> [Double] {
+        let profile = HostProfile(
+            name: "bench", hostname: server.host, port: server.port, username: server.user.name, remoteCommand: Self.echoCommand)
+        let session = TerminalSession(profile: profile, store: store, options: TerminalSessionOptions()) { _ in false }
+        let echo = EchoWaiter()
+        session.onOutput = { echo.received($0) }
+        await session.connect(cols: 80, rows: 24)
+        defer { session.disconnect() }
+        // The first bytes may land before `stty raw` ran; wait until an echo arrives at all.
+        for _ in 0..<200 {
+            session.send([UInt8(ascii: "w")])
+            if await echo.wait(for: UInt8(ascii: "w"), timeout: 0.05) { break }
+        }
+        var samples: [Double] = []
+        for index in 0..<keystrokes {
+            let byte = UInt8(ascii: "a") + UInt8(index % 26)
+            let start = now()
+            session.send([byte])
+            guard await echo.wait(for: byte, timeout: 5) else { throw FixtureError("no echo for keystroke \(index)") }
+            samples.append(now() - start)
+        }
+        return samples
+    }
+
+    private func cliKeystrokeRoundTrips() throws -> [Double] {
+        let profile = HostProfile(
+            name: "bench-echo", hostname: server.host, port: server.port, username: server.user.name, remoteCommand: Self.echoCommand)
+        store.upsert(profile)
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let client = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("herdr-remote").path
+        var environment = ProcessInfo.processInfo.environment
+        // ConfigDirectory.standard() appends "herdr-remote"; give it a parent whose child is our directory.
+        let parent = try TemporaryDirectory(prefix: "herdr-bench-xdg-")
+        try FileManager.default.createSymbolicLink(at: parent.file("herdr-remote"), withDestinationURL: directory.url)
+        environment["XDG_CONFIG_HOME"] = parent.path
+        return try pipeRoundTrips(executable: client, arguments: ["connect", "bench-echo"], environment: environment)
+    }
+
+    private func sshKeystrokeRoundTrips() throws -> [Double] {
+        try pipeRoundTrips(executable: "ssh", arguments: ["-tt"] + sshArguments + [Self.echoCommand], environment: nil)
+    }
+
+    /// Writes one byte at a time to a program's stdin and times until it appears on its stdout.
+    private func pipeRoundTrips(executable: String, arguments: [String], environment: [String: String]?) throws -> [Double] {
+        let input = try PipePair()
+        let output = try PipePair()
+        let child = try ChildProcess(executable, arguments, environment: environment, stdin: input.read, stdout: output.write)
+        close(input.read)
+        close(output.write)
+        defer {
+            close(input.write)
+            close(output.read)
+            child.signal(SIGTERM)
+            child.wait()
+        }
+        func readByte(timeout: Double) -> UInt8? {
+            var fds = [pollfd(fd: output.read, events: Int16(POLLIN), revents: 0)]
+            guard poll(&fds, 1, Int32(timeout * 1000)) > 0 else { return nil }
+            var byte: UInt8 = 0
+            return read(output.read, &byte, 1) == 1 ? byte : nil
+        }
+        var warmed = false
+        for _ in 0..<400 where !warmed {
+            var w = UInt8(ascii: "w")
+            _ = write(input.write, &w, 1)
+            while let byte = readByte(timeout: 0.05) { if byte == w { warmed = true } }
+        }
+        guard warmed else { throw FixtureError("\(executable) never echoed") }
+        var samples: [Double] = []
+        for index in 0..<keystrokes {
+            var byte = UInt8(ascii: "a") + UInt8(index % 26)
+            let start = now()
+            _ = write(input.write, &byte, 1)
+            var seen = false
+            while !seen {
+                guard let got = readByte(timeout: 5) else { throw FixtureError("\(executable): no echo for keystroke \(index)") }
+                seen = got == byte
+            }
+            samples.append(now() - start)
+        }
+        return samples
+    }
+
+    // MARK: Memory under a stalled consumer
+
+    /// Runs the stalled-consumer scenario in a child process of this binary, so the peak RSS is its own.
+    private func stalledConsumerPeakInChild() throws -> (Int, Int) {
+        let environment = ProcessInfo.processInfo.environment.merging([
+            "HERDR_BENCH_HOST": server.host, "HERDR_BENCH_PORT": String(server.port), "HERDR_BENCH_USER": server.user.name,
+            "HERDR_BENCH_CONFIG": directory.url.path,
+        ]) { $1 }
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let result = try ProcessRunner.run(executable, ["stall-child"], environment: environment, timeout: 180)
+        guard result.status == 0, let line = result.stdout.split(separator: "\n").last(where: { $0.hasPrefix("peak_kib=") })
+        else { throw FixtureError("stall child failed: \(result.stdout) \(result.stderr)") }
+        let fields = Dictionary(uniqueKeysWithValues: line.split(separator: " ").map { pair -> (String, Int) in
+            let parts = pair.split(separator: "=")
+            return (String(parts[0]), Int(parts[1]) ?? 0)
+        })
+        return (fields["peak_kib"] ?? 0, fields["baseline_kib"] ?? 0)
+    }
+
+    /// ssh's own peak RSS when its stdout is not read for 3 s while the host writes 64 MiB.
+    private func sshStalledPeak() throws -> Int {
+        let pipe = try PipePair()
+        let child = try ChildProcess("ssh", ["-T"] + sshArguments + ["head -c \(Self.stallBytes) /dev/zero"], stdout: pipe.write)
+        close(pipe.write)
+        defer { close(pipe.read) }
+        var peak = 0
+        let stallEnd = now() + 3
+        while now() < stallEnd {
+            peak = max(peak, peakRSSKiB(pid: String(child.pid)))
+            usleep(50_000)
+        }
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        while read(pipe.read, &buffer, buffer.count) > 0 { peak = max(peak, peakRSSKiB(pid: String(child.pid))) }
+        child.wait()
+        return peak
+    }
+
+    // MARK: Facts
+
+    private func negotiatedCipher() throws -> String {
+        // libssh2's preference order is fixed by SSHConnectionWorker; report it as the server logs it.
+        let log = server.log()
+        if let range = log.range(of: "kex: client->server cipher: ") {
+            return String(log[range.upperBound...].prefix { $0 != " " })
+        }
+        return "aes128-ctr"
+    }
+
+    private func opensshVersion() -> String {
+        let result = try? ProcessRunner.run("ssh", ["-V"])
+        return result?.stderr.split(separator: ",").first.map(String.init) ?? "unknown"
+    }
+}
+
+/// Waits on the MainActor until a given byte shows up in session output.
+@MainActor
+final class EchoWaiter {
+    private var seen: [UInt8] = []
+    private var waiter: (id: Int, byte: UInt8, continuation: CheckedContinuation<Bool, Never>)?
+    private var nextID = 0
+
+    func received(_ bytes: [UInt8]) {
+        seen += bytes
+        if let waiter, seen.contains(waiter.byte) {
+            seen.removeAll()
+            self.waiter = nil
+            waiter.continuation.resume(returning: true)
+        }
+    }
+
+    func wait(for byte: UInt8, timeout: Double) async -> Bool {
+        if seen.contains(byte) {
+            seen.removeAll()
+            return true
+        }
+        nextID += 1
+        let id = nextID
+        let result = await withCheckedContinuation { continuation in
+            waiter = (id, byte, continuation)
+            Task { @MainActor in
+                try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+                if let current = self.waiter, current.id == id {
+                    self.waiter = nil
+                    current.continuation.resume(returning: false)
+                }
+            }
+        }
+        seen.removeAll()
+        return result
+    }
+}

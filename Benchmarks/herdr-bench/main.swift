@@ -1,0 +1,38 @@
+import Foundation
+import Glibc
+
+// herdr-bench: performance targets, measured beside their anchors in the same run.
+//   herdr-bench [ssh]         run the suites (default: all) and print Markdown results
+//   herdr-bench stall-child   internal: the stalled-consumer scenario in a process of its own
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "stall-child" {
+    exit(await StallChild.run())
+}
+let suites = arguments.isEmpty ? ["ssh"] : arguments
+let environment = ProcessInfo.processInfo.environment
+let runs = Int(environment["HERDR_BENCH_RUNS"] ?? "") ?? 3
+let keystrokes = Int(environment["HERDR_BENCH_KEYSTROKES"] ?? "") ?? 1000
+
+var markdown = ""
+for suite in suites {
+    switch suite {
+    case "ssh":
+        print("SSH road: bulk throughput, keystroke round trip, memory under a stalled consumer")
+        do {
+            let bench = try SSHBenchmarks(runs: runs, keystrokes: keystrokes)
+            defer { bench.destroy() }
+            markdown += try await bench.run().markdown
+        } catch {
+            FileHandle.standardError.write(Data("error: ssh benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
+    default:
+        FileHandle.standardError.write(Data("error: unknown suite '\(suite)' (known: ssh)\n".utf8))
+        exit(64)
+    }
+}
+print("\n" + markdown)
+let resultsDirectory = URL(fileURLWithPath: ".build/bench", isDirectory: true)
+try? FileManager.default.createDirectory(at: resultsDirectory, withIntermediateDirectories: true)
+try? Data(markdown.utf8).write(to: resultsDirectory.appendingPathComponent("latest.md"))
+print("Results also written to .build/bench/latest.md; copy them into docs/benchmarks.md.")

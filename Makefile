@@ -1,0 +1,40 @@
+# herdr-remote: the two commands a new machine needs are `make demo` and `make test`.
+# Each installs what is missing (apt-get, pip) and builds first.
+
+SWIFT ?= swift
+SWIFT_FLAGS ?=
+
+.PHONY: all deps build release test demo bench format lint clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build $(SWIFT_FLAGS)
+
+release: deps
+	$(SWIFT) build -c release $(SWIFT_FLAGS)
+
+# The tests start their own sshd, tmux and network namespaces; they need root (as CI runs them).
+test: deps
+	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	$(SWIFT) test --skip-build $(SWIFT_FLAGS)
+
+demo: build
+	@bash scripts/demo.sh
+
+# Benchmarks run our code and the anchor (OpenSSH, openssl speed, a raw socket) in the same run
+# and print the ratio; the latest results are kept in docs/benchmarks.md.
+bench: release
+	.build/release/herdr-bench
+
+format:
+	$(SWIFT) format -i -r Sources Tests Benchmarks Package.swift
+
+lint:
+	$(SWIFT) format lint -r Sources Tests Benchmarks
+
+clean:
+	rm -rf .build

@@ -1,0 +1,185 @@
+import CLISupport
+import Foundation
+import Glibc
+import HerdrKit
+import Observation
+import SSHClient
+
+/// `connect NAME`: the live session in this terminal.
+enum ConnectCommand {
+    static let spec = CommandSpec(
+        name: "connect", abstract: "Attach to the host's live herdr (or tmux) session in this terminal.",
+        discussion: """
+            The first connection to a host shows its host key fingerprint and asks before anything is sent; \
+            the key is then pinned. A changed key is refused. If the connection drops, herdr-remote reattaches \
+            to the same session, with backoff. Type ~. after a newline to disconnect, ~? for help.
+            """,
+        arguments: [PositionalSpec("name", help: "A host saved with herdr-remote add.")],
+        flags: [
+            FlagSpec("no-reattach", help: "Fail at once when the connection drops instead of reattaching."),
+            FlagSpec("accept-new-host-key", help: "Pin a new host's key without asking (a changed key is still refused)."),
+        ],
+        exitCodes: RemoteExitCode.connectCodes,
+        handler: { @MainActor arguments in
+            try await run(arguments)
+        })
+
+    @MainActor
+    static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
+        let store = try HostCommands.openStore()
+        let host = try HostCommands.findHost(arguments.positional("name") ?? "", in: store)
+        let terminal = LocalTerminal()
+        var options = TerminalSessionOptions()
+        if arguments.flag("no-reattach") { options.reconnect = .never }
+        options.promptResponder = answerPrompts
+        let acceptNew = arguments.flag("accept-new-host-key")
+        let session = TerminalSession(profile: host, store: store, options: options) { challenge in
+            StandardError.write(HostKeyPromptText.firstUse(challenge))
+            if acceptNew {
+                StandardError.write("Pinned it (--accept-new-host-key).\n")
+                return true
+            }
+            return await BlockingCall.run { TerminalPrompt.confirm(prompt: "Trust this host key and connect? [y/N] ") }
+        }
+        var outputBroken = false
+        session.onOutput = { bytes in
+            if !terminal.write(bytes), !outputBroken {
+                outputBroken = true
+                session.disconnect()
+            }
+        }
+
+        terminal.status("Connecting to \(host.name) (\(host.username)@\(HostCommands.endpoint(CanonicalHost.hostname(host.hostname), host.port)))...")
+        let size = terminal.size
+        await session.connect(cols: size.cols, rows: size.rows)
+        guard session.state == .connected else { return finish(session, terminal: terminal, signal: nil) }
+
+        try terminal.enterRawMode()
+        defer { terminal.restore() }
+        var endingSignal: Int32?
+        let watcher = try SignalWatcher(signals: [SIGWINCH, SIGTERM, SIGHUP], queue: .main) { number in
+            MainActor.assumeIsolated {
+                if number == SIGWINCH {
+                    let size = terminal.size
+                    session.resize(cols: size.cols, rows: size.rows)
+                } else {
+                    endingSignal = number
+                    session.disconnect()
+                }
+            }
+        }
+        defer { watcher.cancel() }
+        var escapes = EscapeSequence()
+        let interactive = terminal.isInteractive
+        StandardInputPump(
+            onBytes: { bytes in
+                guard interactive else { return session.send(bytes) }
+                for action in escapes.feed(bytes) {
+                    switch action {
+                    case .send(let data): session.send(data)
+                    case .disconnect: session.disconnect()
+                    case .showHelp: StandardError.write(EscapeSequence.help)
+                    }
+                }
+            },
+            onEnd: { session.sendEOF() }
+        ).start()
+
+        var lastState = session.state
+        while !session.state.isFinal {
+            await nextChange(of: session)
+            guard session.state != lastState else { continue }
+            switch session.state {
+            case .reconnecting(let attempt, let reason):
+                terminal.status(attempt == 1 ? "\(reason); reattaching..." : "Reattaching (attempt \(attempt)): \(reason)")
+            case .connected:
+                if case .reconnecting = lastState { terminal.status("Reattached.") }
+            default:
+                break
+            }
+            lastState = session.state
+        }
+        terminal.restore()
+        return finish(session, terminal: terminal, signal: endingSignal)
+    }
+
+    /// Prints how the session ended and picks the exit code.
+    @MainActor
+    static func finish(_ session: TerminalSession, terminal: LocalTerminal, signal: Int32?) -> ExitCode {
+        if let signal { return .signal(signal) }
+        guard case .failed(let message) = session.state else { return .success }
+        StandardError.write("error: \(message)\n")
+        switch session.failureKind {
+        case .hostKeyChanged:
+            if let challenge = session.rejectedHostKey {
+                StandardError.write(
+                    "If you know why it changed, forget the old key with: herdr-remote forget-host-key \(challenge.endpoint)\n")
+            }
+            return RemoteExitCode.hostKeyRefused
+        case .hostKeyNotTrusted: return RemoteExitCode.hostKeyRefused
+        case .authentication:
+            StandardError.write("Authorize this device with the line from `herdr-remote key`, or store a password with `herdr-remote password`.\n")
+            return RemoteExitCode.authenticationFailed
+        case .unreachable, .handshake: return RemoteExitCode.unreachable
+        case .connectionLost: return RemoteExitCode.connectionLost
+        case .remoteCommand: return RemoteExitCode.remoteCommandFailed
+        case .invalidSessionName: return .config
+        case .local: return .ioError
+        case nil: return .failure
+        }
+    }
+
+    /// Resumes after the session's state next changes.
+    @MainActor
+    static func nextChange(of session: TerminalSession) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            withObservationTracking {
+                _ = session.state
+            } onChange: {
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Password and keyboard-interactive prompts, asked on the terminal (this runs on the
+    /// connection's thread, which may block).
+    static let answerPrompts: @Sendable (KeyboardInteractiveChallenge) -> [String]? = { challenge in
+        if !challenge.instruction.isEmpty { StandardError.write(challenge.instruction + "\n") }
+        var answers: [String] = []
+        for prompt in challenge.prompts {
+            guard let answer = try? TerminalPrompt.readLine(prompt: prompt.text, echo: prompt.echo) else { return nil }
+            answers.append(answer)
+        }
+        return answers
+    }
+}
+
+/// What the first-use prompt says, in the words ssh users know.
+enum HostKeyPromptText {
+    static func firstUse(_ challenge: HostKeyChallenge) -> String {
+        """
+        The authenticity of host '\(challenge.hostname)' (port \(challenge.port)) can't be established.
+        \(keyType(challenge.algorithm)) key fingerprint is \(challenge.fingerprintSHA256).
+        This key is not known yet; compare it with `ssh-keygen -lf /etc/ssh/ssh_host_\(fileType(challenge.algorithm))_key.pub` on the host.
+
+        """
+    }
+
+    static func keyType(_ algorithm: String) -> String {
+        switch algorithm {
+        case "ssh-ed25519": "ED25519"
+        case let name where name.hasPrefix("ecdsa-"): "ECDSA"
+        case "ssh-rsa": "RSA"
+        default: algorithm
+        }
+    }
+
+    static func fileType(_ algorithm: String) -> String {
+        switch algorithm {
+        case "ssh-ed25519": "ed25519"
+        case let name where name.hasPrefix("ecdsa-"): "ecdsa"
+        case "ssh-rsa": "rsa"
+        default: "*"
+        }
+    }
+}

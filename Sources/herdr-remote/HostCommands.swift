@@ -1,0 +1,155 @@
+import CLISupport
+import Foundation
+import HerdrKit
+
+/// `hosts`, `add`, `remove`, `password`: the saved host profiles.
+enum HostCommands {
+    static let hosts = CommandSpec(
+        name: "hosts", abstract: "List saved hosts and their pinned host keys.",
+        handler: { @MainActor _ in
+            let store = try openStore()
+            guard !store.hosts.isEmpty else {
+                print("No hosts yet. Add one with: herdr-remote add NAME --host HOST")
+                return .success
+            }
+            let pins = HostKeyPins(directory: store.directory)
+            var rows = [["NAME", "DESTINATION", "PLATFORM", "SESSION", "HOST KEY"]]
+            for host in store.hosts.sorted(by: { $0.name < $1.name }) {
+                let pin = (try? pins.pinnedKey(hostname: host.hostname, port: host.port))?.map(\.fingerprintSHA256)
+                let session = host.remoteCommand.map { "command: \($0)" } ?? host.herdrSession ?? "default"
+                rows.append([
+                    host.name, "\(host.username)@\(endpoint(host.hostname, host.port))", host.platform.rawValue, session,
+                    pin ?? "not pinned yet",
+                ])
+            }
+            print(table(rows), terminator: "")
+            return .success
+        })
+
+    static let add = CommandSpec(
+        name: "add", abstract: "Save a host to connect to.",
+        discussion: """
+            The host is reached over SSH (usually its Tailscale MagicDNS name or 100.x address). Its host key \
+            is pinned on the first connection, after you confirm its fingerprint.
+
+            Example:
+              herdr-remote add studio --host studio.tail1234.ts.net --user alice --session work
+            """,
+        arguments: [PositionalSpec("name", help: "A short name for the host, used with connect.")],
+        options: [
+            OptionSpec("host", valueName: "hostname", help: "Hostname or address to connect to.", isRequired: true),
+            OptionSpec("port", short: "p", help: "SSH port.", defaultValue: "22"),
+            OptionSpec("user", short: "u", help: "Login name on the host.", defaultValue: "your local user name"),
+            OptionSpec("platform", help: "unix or windows: decides how herdr is started.", defaultValue: "unix"),
+            OptionSpec("session", short: "s", help: "herdr session to attach (1-64 of A-Z a-z 0-9 . _ -).", defaultValue: "herdr's default"),
+            OptionSpec("command", valueName: "command", help: "Run this command instead of herdr (verbatim)."),
+        ],
+        flags: [FlagSpec("replace", help: "Replace an existing host of the same name.")],
+        handler: { @MainActor arguments in
+            let name = arguments.positional("name") ?? ""
+            guard !name.trimmingCharacters(in: .whitespaces).isEmpty, !name.contains(where: \.isNewline) else {
+                throw arguments.usageError("the host name must not be empty")
+            }
+            let hostname = CanonicalHost.hostname(arguments.string("host") ?? "")
+            guard !hostname.isEmpty, !hostname.contains(where: { $0.isWhitespace || $0.isNewline }) else {
+                throw arguments.usageError("--host must be a hostname or address")
+            }
+            let port = try arguments.int("port", range: 1...65535) ?? 22
+            let user = arguments.wasGiven("user") ? arguments.string("user") ?? "" : ProcessInfo.processInfo.userName
+            guard !user.isEmpty, !user.contains(where: { $0.isWhitespace || $0.isNewline }) else {
+                throw arguments.usageError("--user must be a login name")
+            }
+            let platformText = arguments.wasGiven("platform") ? arguments.string("platform") ?? "" : "unix"
+            guard let platform = HostPlatform(rawValue: platformText) else {
+                throw arguments.usageError("--platform must be unix or windows, not '\(platformText)'")
+            }
+            let session = arguments.wasGiven("session") ? arguments.string("session") : nil
+            if let session, !HerdrSessionName.isValid(session) {
+                throw arguments.usageError(
+                    "invalid herdr session name \(HerdrCommand.posixQuoted(session)): use 1-64 of A-Z a-z 0-9 . _ - (not . or ..)")
+            }
+            let store = try openStore()
+            let existing = store.host(named: name)
+            if existing != nil && !arguments.flag("replace") {
+                throw RemoteError(.failure, "a host named '\(name)' exists; use --replace to change it")
+            }
+            let profile = HostProfile(
+                id: existing?.id ?? UUID(), name: name, hostname: hostname, port: port, username: user,
+                platform: platform, herdrSession: session, remoteCommand: arguments.string("command"))
+            store.upsert(profile)
+            if let error = store.lastError { throw RemoteError(.ioError, error) }
+            print("Saved \(name): \(user)@\(endpoint(hostname, port)). Connect with: herdr-remote connect \(name)")
+            return .success
+        })
+
+    static let remove = CommandSpec(
+        name: "remove", abstract: "Delete a saved host and its stored password (its pinned key stays).",
+        arguments: [PositionalSpec("name", help: "The host to delete.")],
+        handler: { @MainActor arguments in
+            let store = try openStore()
+            let host = try findHost(arguments.positional("name") ?? "", in: store)
+            store.delete(host.id)
+            if let error = store.lastError { throw RemoteError(.ioError, error) }
+            print("Removed \(host.name). Its pinned host key for \(endpoint(host.hostname, host.port)) stays; "
+                + "forget it with: herdr-remote forget-host-key \(endpoint(host.hostname, host.port))")
+            return .success
+        })
+
+    static let password = CommandSpec(
+        name: "password", abstract: "Store or clear the password used when the host does not accept the device key.",
+        discussion: "The password is read from the terminal without echo (or from stdin when it is not a terminal) and kept in secrets.json (mode 0600), never in hosts.json.",
+        arguments: [PositionalSpec("name", help: "The host the password is for.")],
+        flags: [FlagSpec("clear", help: "Forget the stored password.")],
+        handler: { @MainActor arguments in
+            let store = try openStore()
+            let host = try findHost(arguments.positional("name") ?? "", in: store)
+            if arguments.flag("clear") {
+                store.setPassword(nil, for: host.id)
+                print("Cleared the password for \(host.name).")
+                return .success
+            }
+            guard let secret = try TerminalPrompt.readLine(prompt: "Password for \(host.username)@\(host.hostname): ", echo: false),
+                !secret.isEmpty
+            else { throw RemoteError(.failure, "no password given; nothing stored") }
+            store.setPassword(secret, for: host.id)
+            if let error = store.lastError { throw RemoteError(.ioError, error) }
+            print("Stored the password for \(host.name).")
+            return .success
+        })
+
+    // MARK: Shared
+
+    @MainActor
+    static func openStore() throws -> HostStore {
+        let store = HostStore(directory: .standard())
+        if let error = store.lastError {
+            // A corrupt file was moved aside; say so, but carry on with what could be read.
+            printError("warning: \(error)")
+        }
+        return store
+    }
+
+    @MainActor
+    static func findHost(_ name: String, in store: HostStore) throws -> HostProfile {
+        guard let host = store.host(named: name) else {
+            let known = store.hosts.map(\.name).sorted()
+            let hint = known.isEmpty ? "no hosts are saved yet; add one with herdr-remote add" : "known: \(known.joined(separator: ", "))"
+            throw RemoteError(.usage, "no host named '\(name)' (\(hint))")
+        }
+        return host
+    }
+
+    static func endpoint(_ hostname: String, _ port: Int) -> String {
+        hostname.contains(":") ? "[\(hostname)]:\(port)" : "\(hostname):\(port)"
+    }
+
+    /// Left-aligned columns separated by two spaces.
+    static func table(_ rows: [[String]]) -> String {
+        let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,50 @@
+import CLISupport
+import Foundation
+import Glibc
+
+/// The local side of `connect`: raw mode on a terminal, the window size, and writing output.
+/// Output is written with blocking writes on the MainActor on purpose: a slow terminal holds up
+/// the next read, and so the host, instead of filling memory.
+@MainActor
+final class LocalTerminal {
+    let isInteractive = RawTerminalMode.isTerminal(fd: STDIN_FILENO)
+    private var raw: RawTerminalMode?
+
+    /// The terminal's size, or $COLUMNS/$LINES, or 80×24.
+    var size: (cols: Int, rows: Int) {
+        if let size = RawTerminalMode.windowSize(fd: STDOUT_FILENO) ?? RawTerminalMode.windowSize(fd: STDIN_FILENO),
+            size.cols > 0, size.rows > 0
+        {
+            return size
+        }
+        let environment = ProcessInfo.processInfo.environment
+        return (Int(environment["COLUMNS"] ?? "") ?? 80, Int(environment["LINES"] ?? "") ?? 24)
+    }
+
+    func enterRawMode() throws {
+        guard isInteractive, raw == nil else { return }
+        raw = try RawTerminalMode.enter(fd: STDIN_FILENO)
+    }
+
+    func restore() {
+        raw?.restore()
+        raw = nil
+    }
+
+    /// Writes remote output; false when stdout is gone.
+    @discardableResult
+    func write(_ bytes: [UInt8]) -> Bool {
+        do {
+            try FileDescriptorWriter.writeAll(fd: STDOUT_FILENO, bytes: bytes)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// A status line for the person, readable in raw mode too (explicit CR LF).
+    func status(_ text: String) {
+        let line = text.replacingOccurrences(of: "\n", with: "\r\n")
+        StandardError.write(raw == nil ? line + "\n" : "\r\n[herdr-remote] " + line + "\r\n")
+    }
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The main job, end to end on this machine: a private sshd on loopback, this device's key
+# authorized there, a host saved, and a live tmux-backed session reached through it, with the
+# host-key trust prompt first. Interactive with a terminal; without one (CI) it types into the
+# session and prints the screen it got back. Everything it starts is stopped on exit.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+client="${HERDR_REMOTE:-$root/.build/debug/herdr-remote}"
+[ -x "$client" ] || { echo "error: $client is missing; run make build" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/herdr-demo.XXXXXX)
+chmod 755 "$work"
+sshd_pid=""
+cleanup() {
+  [ -n "$sshd_pid" ] && kill "$sshd_pid" 2>/dev/null && wait "$sshd_pid" 2>/dev/null || true
+  tmux -S "$work/remote-tmux.sock" kill-server 2>/dev/null || true
+  tmux -S "$work/local-tmux.sock" kill-server 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM HUP
+
+step() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+user=$(id -un)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+
+step "Starting a private sshd on 127.0.0.1:$port (own config and host key in $work)"
+mkdir -p "$work/home/bin" "$work/config"
+ssh-keygen -q -t ed25519 -N '' -f "$work/ssh_host_ed25519_key"
+: > "$work/authorized_keys"
+cat > "$work/home/bin/herdr" <<HERDR
+#!/bin/sh
+# herdr stand-in for the demo: the same command line, backed by tmux.
+case "\$1" in
+  "") exec tmux -S "$work/remote-tmux.sock" new-session -A -s default ;;
+  session) [ "\$2" = attach ] && exec tmux -S "$work/remote-tmux.sock" new-session -A -s "\$3" ;;
+esac
+echo "herdr stand-in: unsupported: \$*" >&2; exit 2
+HERDR
+chmod 755 "$work/home/bin/herdr"
+printf 'PATH="%s:$PATH"\nexport PATH\n' "$work/home/bin" > "$work/home/.profile"
+cat > "$work/sshd_config" <<CONF
+Port $port
+ListenAddress 127.0.0.1
+HostKey $work/ssh_host_ed25519_key
+AuthorizedKeysFile $work/authorized_keys
+PidFile none
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+AllowUsers $user
+PermitRootLogin prohibit-password
+SetEnv HOME=$work/home
+PrintMotd no
+PrintLastLog no
+CONF
+[ "$(id -u)" -eq 0 ] && mkdir -p /run/sshd
+/usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" &
+sshd_pid=$!
+for _ in $(seq 50); do grep -q "Server listening" "$work/sshd.log" 2>/dev/null && break; sleep 0.1; done
+grep -q "Server listening" "$work/sshd.log" || { echo "error: sshd did not start:" >&2; cat "$work/sshd.log" >&2; exit 1; }
+
+export XDG_CONFIG_HOME="$work/config"   # the demo's own hosts, pins and device key
+step "Authorizing this device's key on the host (herdr-remote key)"
+"$client" key | tee -a "$work/authorized_keys"
+
+step "Saving the host (herdr-remote add demo ...)"
+"$client" add demo --host 127.0.0.1 --port "$port" --user "$user" --session demo
+
+if [ -t 0 ] && [ -t 1 ]; then
+  step "Connecting: confirm the host key, then you are in the live session (leave with ctrl+b d, or ~.)"
+  "$client" connect demo || echo "herdr-remote exited with $?"
+  exit 0
+fi
+
+step "No terminal here: driving herdr-remote inside a headless local tmux"
+local_tmux=(tmux -S "$work/local-tmux.sock")
+"${local_tmux[@]}" new-session -d -x 100 -y 30 -s local \
+  "XDG_CONFIG_HOME='$work/config' '$client' connect demo; echo herdr-remote exited with \$?; sleep 60"
+screen() { "${local_tmux[@]}" capture-pane -p -t local; }
+wait_for() {
+  for _ in $(seq 100); do screen | grep -q -- "$1" && return 0; sleep 0.1; done
+  echo "error: timed out waiting for '$1'; the screen was:" >&2; screen >&2; exit 1
+}
+wait_for "Trust this host key"
+screen | sed -n '/authenticity/,/Trust this/p'
+step "Answering y at the trust prompt"
+"${local_tmux[@]}" send-keys -t local y Enter
+wait_for '\[demo\]'
+step "Typing a command into the remote session"
+"${local_tmux[@]}" send-keys -t local 'echo "hello from $(hostname), session $(tmux display -p "#S")"; stty size' Enter
+wait_for "hello from"
+sleep 0.3
+step "The screen herdr-remote showed:"
+screen | sed -e "s/[[:space:]]*$//" | cat -s
+step "Disconnecting with ~."
+"${local_tmux[@]}" send-keys -t local Enter '~.'
+wait_for "herdr-remote exited with"
+screen | grep "herdr-remote exited with"
+step "Pinned host key (ssh-keygen -F '[127.0.0.1]:$port' reads our known_hosts):"
+ssh-keygen -F "[127.0.0.1]:$port" -f "$work/config/herdr-remote/known_hosts" | tail -1

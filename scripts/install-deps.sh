@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs what building, testing and the demo need, only what is missing: Debian packages
+# (with apt-get, as root or through sudo) and Python packages (with pip).
+set -euo pipefail
+
+apt_packages=(
+  pkg-config libssl-dev libssh2-1-dev   # C libraries the Swift package links
+  openssh-server openssh-client tmux    # real peers: sshd, ssh-keygen/ssh-keyscan, the multiplexer
+  iproute2 procps                       # test network namespaces, ps
+)
+pip_packages=()
+
+missing=()
+for package in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "Installing Debian packages: ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "error: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ((${#pip_packages[@]})); then
+  python3 - "${pip_packages[@]}" <<'PY' || python3 -m pip install -q "${pip_packages[@]}"
+import importlib.metadata, sys
+missing = []
+for spec in sys.argv[1:]:
+    try:
+        importlib.metadata.version(spec.split("==")[0])
+    except importlib.metadata.PackageNotFoundError:
+        missing.append(spec)
+sys.exit(1 if missing else 0)
+PY
+fi
+
+command -v swift >/dev/null || { echo "error: swift is not on PATH; install the Swift 6 toolchain first" >&2; exit 1; }
