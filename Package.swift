@@ -34,5 +34,6 @@ let package = Package(
         .testTarget(name: "SSHClientTests", dependencies: ["SSHClient", "TestSupport"]),
         .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "TestSupport"]),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport"]),
+        .testTarget(name: "HerdrRemoteTests", dependencies: ["herdr-remote", "TestSupport"]),
     ]
 )

@@ -250,16 +250,22 @@ final class SSHConnectionWorker {
 
     // MARK: Data pump
 
+    /// The channel request used as a keepalive. Once the command runs, sshd answers any `env`
+    /// request with a failure, and libssh2 consumes that reply. (libssh2's own keepalive leaves
+    /// every reply queued forever, a slow leak on a session that lives for days.)
+    static let keepaliveVariable = "HERDR_REMOTE_KEEPALIVE"
+
     private func pump(session: SSHSessionHandle) throws(SSHConnectionStop) -> SSHTermination {
         guard let channel, let socket else { throw .failure(SSHFailure(.internalError, "pump without a channel")) }
-        libssh2_keepalive_config(session.raw, 1, UInt32(max(configuration.keepaliveInterval, 1)))
-        let silenceLimit = Double(max(configuration.keepaliveInterval, 1) * max(configuration.keepaliveCountMax, 1))
+        let interval = Double(max(configuration.keepaliveInterval, 1))
+        let silenceLimit = interval * Double(max(configuration.keepaliveCountMax, 1))
         var input: [UInt8] = []
         var inputOffset = 0
         var eofRequested = false
         var eofSent = false
         var pendingResize: (cols: Int, rows: Int)?
         var outputOutstanding = false
+        var probeInFlight = false
         var readBuffer = [UInt8](repeating: 0, count: Self.readBufferSize)
         callbacks.lastReceive = Monotonic.now
 
@@ -279,20 +285,19 @@ final class SSHConnectionWorker {
                 case .acknowledgeOutput:
                     outputOutstanding = false
                     // Silence while the consumer held us back is not the peer's fault.
-                    callbacks.lastReceive = max(callbacks.lastReceive, Monotonic.now - 1)
+                    callbacks.lastReceive = max(callbacks.lastReceive, Monotonic.now - interval)
                 }
             }
 
-            var writeBlocked = false
-            if let size = pendingResize {
-                let rc = libssh2_channel_request_pty_size_ex(channel.raw, Int32(size.cols), Int32(size.rows), 0, 0)
-                switch LibSSH2Status(rc) {
-                case .done: pendingResize = nil
-                case .wouldBlock: writeBlocked = true
-                case .error: throw .failure(lostFailure(session))
-                }
+            // A packet libssh2 could only partly send must complete before any other packet
+            // (libssh2 answers anything else with BAD_USE), and reads may send WINDOW_ADJUST.
+            var transportBusy = false
+            var waitingForWindow = false
+            func blocked() {
+                if session.blockDirections.outbound { transportBusy = true } else { waitingForWindow = true }
             }
-            while !writeBlocked && inputOffset < input.count {
+
+            while inputOffset < input.count {
                 let written = input.withUnsafeBufferPointer { bytes in
                     bytes.withMemoryRebound(to: CChar.self) { chars in
                         libssh2_channel_write_ex(channel.raw, 0, chars.baseAddress! + inputOffset, input.count - inputOffset)
@@ -301,7 +306,8 @@ final class SSHConnectionWorker {
                 if written > 0 {
                     inputOffset += written
                 } else if written == Int(LIBSSH2_ERROR_EAGAIN) {
-                    writeBlocked = true
+                    blocked()
+                    break
                 } else if written == Int(LIBSSH2_ERROR_CHANNEL_EOF_SENT) || written == Int(LIBSSH2_ERROR_CHANNEL_CLOSED) {
                     inputOffset = input.count  // the command no longer reads; drop what is left
                 } else if written < 0 {
@@ -312,20 +318,40 @@ final class SSHConnectionWorker {
                 input.removeAll(keepingCapacity: true)
                 inputOffset = 0
             }
-            if eofRequested && !eofSent && input.isEmpty && !writeBlocked {
+            if !transportBusy, let size = pendingResize {
+                switch LibSSH2Status(libssh2_channel_request_pty_size_ex(channel.raw, Int32(size.cols), Int32(size.rows), 0, 0)) {
+                case .done: pendingResize = nil
+                case .wouldBlock: transportBusy = true
+                case .error: throw .failure(lostFailure(session))
+                }
+            }
+            if !transportBusy && eofRequested && !eofSent && input.isEmpty {
                 switch LibSSH2Status(libssh2_channel_send_eof(channel.raw)) {
                 case .done: eofSent = true
-                case .wouldBlock: writeBlocked = true
+                case .wouldBlock: transportBusy = true
                 case .error: eofSent = true  // already closed by the peer
+                }
+            }
+            let quiet = Monotonic.now - callbacks.lastReceive
+            if !transportBusy && !outputOutstanding && (probeInFlight || quiet >= interval) {
+                let name = Self.keepaliveVariable
+                let rc = libssh2_channel_setenv_ex(channel.raw, name, UInt32(name.utf8.count), "1", 1)
+                switch rc {
+                case LIBSSH2_ERROR_EAGAIN:
+                    probeInFlight = true
+                    if session.blockDirections.outbound { transportBusy = true }
+                case 0, LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED:
+                    probeInFlight = false  // answered: the peer is alive
+                default:
+                    throw .failure(lostFailure(session))
                 }
             }
 
             var readWouldBlock = false
-            if !outputOutstanding {
+            if !transportBusy && !outputOutstanding {
                 var stdout: [UInt8] = []
                 var stderr: [UInt8] = []
-                var streamsAtEOF = 0
-                for stream in [Int32(0), Int32(SSH_EXTENDED_DATA_STDERR)] {
+                read: for stream in [Int32(0), Int32(SSH_EXTENDED_DATA_STDERR)] {
                     while stdout.count + stderr.count < configuration.maximumChunk {
                         let room = min(readBuffer.count, configuration.maximumChunk - stdout.count - stderr.count)
                         let n = readBuffer.withUnsafeMutableBufferPointer { buffer in
@@ -338,10 +364,13 @@ final class SSHConnectionWorker {
                                 stderr.append(contentsOf: readBuffer[0..<n])
                             }
                         } else if n == 0 {
-                            streamsAtEOF += 1
                             break
                         } else if n == Int(LIBSSH2_ERROR_EAGAIN) {
                             readWouldBlock = true
+                            if session.blockDirections.outbound {
+                                transportBusy = true  // a WINDOW_ADJUST is half-sent
+                                break read
+                            }
                             break
                         } else {
                             throw .failure(lostFailure(session))
@@ -355,32 +384,28 @@ final class SSHConnectionWorker {
                 }
                 // Reading one stream drains the socket into libssh2's queue, so data for the other
                 // stream can be waiting there while the socket is empty: read again, don't poll.
-                if libssh2_poll_channel_read(channel.raw, 0) != 0 || libssh2_poll_channel_read(channel.raw, 1) != 0 {
-                    continue
-                }
+                var available: UInt = 0
+                _ = libssh2_channel_window_read_ex(channel.raw, &available, nil)
+                if available > 0 && !transportBusy { continue }
                 if libssh2_channel_eof(channel.raw) == 1 {
                     commandEndedAt = Monotonic.now
                     return try finishChannel(channel, session: session)
                 }
             }
 
-            var secondsToNextKeepalive: Int32 = 0
-            if libssh2_keepalive_send(session.raw, &secondsToNextKeepalive) != 0 {
-                throw .failure(lostFailure(session))
-            }
             let silence = Monotonic.now - callbacks.lastReceive
             if !outputOutstanding && silence > silenceLimit {
                 throw .failure(
                     SSHFailure(.connectionLost, "Connection to \(endpoint) lost: no answer to keepalives for \(Int(silence)) s"))
             }
 
-            let directions = session.blockDirections
             var events: Int16 = 0
-            if readWouldBlock || (writeBlocked && directions.inbound) { events |= Int16(POLLIN) }
-            if writeBlocked && directions.outbound { events |= Int16(POLLOUT) }
+            if readWouldBlock || waitingForWindow || probeInFlight { events |= Int16(POLLIN) }
+            if transportBusy { events |= Int16(POLLOUT) }
             var fds = [pollfd(fd: socket.fd, events: events, revents: 0), pollfd(fd: control.wake.fd, events: Int16(POLLIN), revents: 0)]
-            var timeout = Int32(max(1, min(Int(secondsToNextKeepalive), Int(silenceLimit)))) * 1000
-            if writeBlocked && events == 0 { timeout = 10 }  // libssh2 gave no direction; retry soon
+            // Wake for the next keepalive, or for the silence verdict.
+            let nextDeadline = probeInFlight ? silenceLimit - silence : interval - silence
+            let timeout = Int32(max(0.01, min(nextDeadline, interval)) * 1000)
             let rc = poll(&fds, 2, timeout)
             if rc < 0 && errno != EINTR {
                 throw .failure(SSHFailure(.internalError, "poll failed: \(errnoText())"))

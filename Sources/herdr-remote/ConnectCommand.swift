@@ -69,20 +69,16 @@ enum ConnectCommand {
             }
         }
         defer { watcher.cancel() }
-        var escapes = EscapeSequence()
-        let interactive = terminal.isInteractive
         StandardInputPump(
-            onBytes: { bytes in
-                guard interactive else { return session.send(bytes) }
-                for action in escapes.feed(bytes) {
-                    switch action {
-                    case .send(let data): session.send(data)
-                    case .disconnect: session.disconnect()
-                    case .showHelp: StandardError.write(EscapeSequence.help)
-                    }
+            input: session.input, interpretEscapes: terminal.isInteractive,
+            onAction: { action in
+                switch action {
+                case .disconnect: session.disconnect()
+                case .showHelp: StandardError.write(EscapeSequence.help)
+                case .send(let bytes): session.send(bytes)
                 }
             },
-            onEnd: { session.sendEOF() }
+            onEnd: { session.input.sendEOF() }
         ).start()
 
         var lastState = session.state

@@ -1,42 +1,58 @@
 import Foundation
 import Glibc
+import HerdrKit
 
 /// Reads stdin on a thread of its own (a blocking read never belongs on the cooperative pool)
-/// and hands each chunk to the MainActor, in order.
+/// and sends each chunk straight to the session's input, in order. Escape sequences (`~.`) are
+/// recognised here too; only what needs the MainActor (disconnect, help) hops there.
 final class StandardInputPump: Sendable {
-    private let onBytes: @MainActor @Sendable ([UInt8]) -> Void
+    private let input: TerminalInput
+    private let interpretEscapes: Bool
+    private let onAction: @MainActor @Sendable (EscapeSequence.Action) -> Void
     private let onEnd: @MainActor @Sendable () -> Void
 
-    init(onBytes: @escaping @MainActor @Sendable ([UInt8]) -> Void, onEnd: @escaping @MainActor @Sendable () -> Void) {
-        self.onBytes = onBytes
+    init(
+        input: TerminalInput, interpretEscapes: Bool, onAction: @escaping @MainActor @Sendable (EscapeSequence.Action) -> Void,
+        onEnd: @escaping @MainActor @Sendable () -> Void
+    ) {
+        self.input = input
+        self.interpretEscapes = interpretEscapes
+        self.onAction = onAction
         self.onEnd = onEnd
     }
 
     func start() {
-        let onBytes = onBytes
-        let onEnd = onEnd
-        let thread = Thread {
-            var buffer = [UInt8](repeating: 0, count: 16384)
-            while true {
-                let n = read(STDIN_FILENO, &buffer, buffer.count)
-                if n > 0 {
-                    let chunk = Array(buffer[0..<n])
-                    // Wait for the MainActor to take each chunk, so stdin is read no faster than it is sent.
-                    let taken = DispatchSemaphore(value: 0)
-                    Task { @MainActor in
-                        onBytes(chunk)
-                        taken.signal()
-                    }
-                    taken.wait()
-                } else if n < 0 && errno == EINTR {
-                    continue
-                } else {
-                    Task { @MainActor in onEnd() }
-                    return
-                }
-            }
-        }
+        let thread = Thread { [self] in run() }
         thread.name = "stdin"
         thread.start()
+    }
+
+    private func run() {
+        var escapes = EscapeSequence()
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let n = read(STDIN_FILENO, &buffer, buffer.count)
+            if n > 0 {
+                let chunk = Array(buffer[0..<n])
+                guard interpretEscapes else {
+                    input.send(chunk)
+                    continue
+                }
+                for action in escapes.feed(chunk) {
+                    if case .send(let bytes) = action {
+                        input.send(bytes)
+                    } else {
+                        let onAction = onAction
+                        Task { @MainActor in onAction(action) }
+                    }
+                }
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                let onEnd = onEnd
+                Task { @MainActor in onEnd() }
+                return
+            }
+        }
     }
 }

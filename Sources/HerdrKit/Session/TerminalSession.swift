@@ -22,11 +22,16 @@ public final class TerminalSession {
     /// waits until this returns, so a slow consumer stalls the host in its SSH window.
     @ObservationIgnored public var onOutput: (@MainActor ([UInt8]) -> Void)?
 
+    /// The remote stdin, writable from any thread; live only while `.connected`.
+    public nonisolated let input = TerminalInput()
+
     @ObservationIgnored private let store: HostStore
     @ObservationIgnored private let options: TerminalSessionOptions
     @ObservationIgnored private let confirmHostKey: @MainActor (HostKeyChallenge) async -> Bool
     @ObservationIgnored private var generation = 0
-    @ObservationIgnored private var connection: SSHConnection?
+    @ObservationIgnored private var connection: SSHConnection? {
+        didSet { if connection == nil { input.attach(nil) } }
+    }
     @ObservationIgnored private var pendingStart: AttemptStartSignal?
     @ObservationIgnored private var size = (cols: 80, rows: 24)
     @ObservationIgnored private var tail = OutputTail()
@@ -120,6 +125,7 @@ public final class TerminalSession {
     /// Ends the session: `.closed`, whatever it was doing (even waiting on a host-key prompt).
     public func disconnect() {
         generation += 1
+        input.attach(nil)
         connection?.cancel()
         connection = nil
         pendingStart?.resume(.ended(.cancelled))
@@ -205,6 +211,7 @@ public final class TerminalSession {
                     started = true
                     self.connectedAt = .now
                     self.state = .connected
+                    self.input.attach(connection)
                     signal.resume(.started)
                 case .output(let stdout, let stderr):
                     guard generation == self.generation else { break }

@@ -1,0 +1,87 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// herdr-remote as a person or a script uses it: help, usage errors, hosts, keys, pins.
+@Suite("herdr-remote commands")
+struct CommandLineTests {
+    @Test("--help lists the subcommands and every distinct exit code")
+    func help() throws {
+        let cli = try CLIHarness()
+        let result = try cli.run(["--help"])
+        #expect(result.status == 0)
+        for word in ["hosts", "add", "remove", "connect", "key", "forget-host-key", "password"] {
+            #expect(result.stdout.contains("\n  \(word) "))
+        }
+        for code in ["10", "11", "12", "13", "14", "64"] {
+            #expect(result.stdout.contains("\n  \(code) "), "exit code \(code) missing from --help")
+        }
+        #expect(try cli.run(["connect", "--help"]).stdout.contains("EXIT CODES"))
+    }
+
+    @Test("usage errors exit 64 with a message that says what to fix")
+    func usageErrors() throws {
+        let cli = try CLIHarness()
+        let missing = try cli.run(["add", "studio"])
+        #expect(missing.status == 64)
+        #expect(missing.stderr.contains("missing option '--host"))
+        let typo = try cli.run(["conect"])
+        #expect(typo.status == 64)
+        #expect(typo.stderr.contains("did you mean 'connect'"))
+        let port = try cli.run(["add", "x", "--host", "h", "--port", "70000"])
+        #expect(port.status == 64)
+        let session = try cli.run(["add", "x", "--host", "h", "--session", "$(reboot)"])
+        #expect(session.status == 64)
+        #expect(session.stderr.contains("invalid herdr session name"))
+        let unknown = try cli.run(["connect", "nowhere"])
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr.contains("no host named 'nowhere'"))
+    }
+
+    @Test("add, hosts, remove: profiles round-trip and a duplicate needs --replace")
+    func hostProfiles() throws {
+        let cli = try CLIHarness()
+        #expect(try cli.run(["add", "studio", "--host", "Studio.TS.net.", "--port", "2200", "--user", "alice", "--session", "work"]).status == 0)
+        let listing = try cli.run(["hosts"]).stdout
+        #expect(listing.contains("studio"))
+        #expect(listing.contains("alice@studio.ts.net:2200"))
+        #expect(listing.contains("work"))
+        #expect(listing.contains("not pinned yet"))
+        #expect(try cli.run(["add", "studio", "--host", "other"]).status == 1)
+        #expect(try cli.run(["add", "studio", "--host", "other", "--replace"]).status == 0)
+        #expect(try cli.run(["hosts"]).stdout.contains("@other:22"))
+        #expect(try cli.run(["remove", "studio"]).status == 0)
+        #expect(try cli.run(["hosts"]).stdout.contains("No hosts yet"))
+        #expect(try fileMode(cli.directory.appendingPathComponent("hosts.json").path) == 0o600)
+    }
+
+    @Test("key prints the same public key ssh-keygen derives from the private key file")
+    func key() throws {
+        let cli = try CLIHarness()
+        let printed = try cli.run(["key"])
+        #expect(printed.status == 0)
+        #expect(printed.stderr.contains("Created a device key"))
+        let file = cli.directory.appendingPathComponent("id_ed25519").path
+        #expect(try fileMode(file) == 0o600)
+        let derived = try sshKeygen(["-y", "-f", file]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == derived)
+        let again = try cli.run(["key"])
+        #expect(again.stdout == printed.stdout)
+        #expect(!again.stderr.contains("Created"))
+        let fingerprint = try cli.run(["key", "--fingerprint"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try sshKeygen(["-l", "-E", "sha256", "-f", file]).stdout.contains(fingerprint))
+    }
+
+    @Test("password stores the secret outside hosts.json, and --clear removes it")
+    func password() throws {
+        let cli = try CLIHarness()
+        #expect(try cli.run(["add", "box", "--host", "box"]).status == 0)
+        #expect(try cli.run(["password", "box"], input: "s3cret-value\n").status == 0)
+        let secrets = try readText(cli.directory.appendingPathComponent("secrets.json"))
+        #expect(secrets.contains("s3cret-value"))
+        #expect(try fileMode(cli.directory.appendingPathComponent("secrets.json").path) == 0o600)
+        #expect(!(try readText(cli.directory.appendingPathComponent("hosts.json"))).contains("s3cret"))
+        #expect(try cli.run(["password", "box", "--clear"]).status == 0)
+        #expect(!(try readText(cli.directory.appendingPathComponent("secrets.json"))).contains("s3cret-value"))
+    }
+}
