@@ -16,6 +16,7 @@ public final class Ed25519PrivateKey: @unchecked Sendable {
 
     /// Creates the key for a 32-byte seed (the RFC 8032 private key).
     public init(seed: [UInt8]) throws(CryptoError) {
+        OpenSSLRuntime.prepare()
         guard seed.count == Self.seedSize else {
             throw CryptoError(.invalidKey, "Ed25519 seed must be 32 bytes, got \(seed.count)")
         }

@@ -5,6 +5,7 @@ public enum SHA256 {
     public static let digestSize = 32
 
     public static func hash(_ data: [UInt8]) -> [UInt8] {
+        OpenSSLRuntime.prepare()
         var digest = [UInt8](repeating: 0, count: digestSize)
         var size: UInt32 = 0
         let status = data.withUnsafeBytes { input in

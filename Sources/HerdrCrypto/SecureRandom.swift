@@ -5,6 +5,7 @@ public enum SecureRandom {
     /// Returns `count` random bytes. Traps only if the system's random source is broken,
     /// because no caller can continue safely without randomness.
     public static func bytes(_ count: Int) -> [UInt8] {
+        OpenSSLRuntime.prepare()
         var out = [UInt8](repeating: 0, count: count)
         guard count > 0 else { return out }
         let status = out.withUnsafeMutableBytes { RAND_bytes($0.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(count)) }

@@ -1,8 +1,13 @@
 import CLibSSH2
+import HerdrCrypto
 
-/// Process-wide libssh2 setup. `libssh2_init` is not thread-safe, so it runs exactly once.
+/// Process-wide libssh2 setup. `libssh2_init` is not thread-safe, so it runs exactly once,
+/// after OpenSSL was told not to tear itself down at exit (see `OpenSSLRuntime`).
 enum LibSSH2 {
-    static let initialization: Int32 = libssh2_init(0)
+    static let initialization: Int32 = {
+        OpenSSLRuntime.prepare()
+        return libssh2_init(0)
+    }()
 
     static func ensureInitialized() throws(SSHFailure) {
         guard initialization == 0 else {

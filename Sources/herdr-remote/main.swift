@@ -1,5 +1,9 @@
 import CLISupport
 import Glibc
+import HerdrCrypto
+
+// Before anything touches OpenSSL: no exit-time cleanup racing a connection thread.
+OpenSSLRuntime.prepare()
 
 // A closed stdout must end writes with EPIPE, not kill the process before the terminal is restored.
 signal(SIGPIPE, SIG_IGN)
