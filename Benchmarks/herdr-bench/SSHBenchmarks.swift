@@ -30,10 +30,8 @@ final class SSHBenchmarks {
         directory = ConfigDirectory(url: client.url)
         store = HostStore(directory: directory)
         try server.authorize(try DeviceKey.publicKeyOpenSSH(in: directory))
-        let line = try server.keyscan()
         _ = try HostKeyPins(directory: directory).pin(
-            try SSHPublicKey(openSSHLine: String(line.split(separator: " ", maxSplits: 1)[1])), hostname: server.host,
-            port: server.port)
+            try SSHPublicKey(openSSHLine: try server.scannedKey()), hostname: server.host, port: server.port)
         bigFile = server.directory.appending("big")
         try ProcessRunner.run("/bin/sh", ["-c", "head -c \(Self.bulkBytes) /dev/urandom > \(bigFile.path) && chmod 644 \(bigFile.path)"], timeout: 120, check: true)
     }

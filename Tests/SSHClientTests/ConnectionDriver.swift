@@ -65,10 +65,9 @@ extension SSHServer {
 
     /// The blob of the server's host key of `type`, read with ssh-keyscan.
     func hostKeyBlob(type: String = "ed25519") throws -> [UInt8] {
-        let line = try keyscan(type: type)
-        let fields = line.split(separator: " ")
-        guard fields.count >= 3, let data = Data(base64Encoded: String(fields[2])) else {
-            throw FixtureError("ssh-keyscan gave no \(type) key: \(line)")
+        let key = try scannedKey(type: type)
+        guard let encoded = key.split(separator: " ").last, let data = Data(base64Encoded: String(encoded)) else {
+            throw FixtureError("ssh-keyscan gave an unreadable \(type) key: \(key)")
         }
         return [UInt8](data)
     }

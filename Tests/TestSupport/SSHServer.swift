@@ -203,6 +203,14 @@ public final class SSHServer: @unchecked Sendable {
         return result.stdout.split(separator: "\n").first { !$0.hasPrefix("#") }.map(String.init) ?? ""
     }
 
+    /// The host key as ssh-keyscan reports it, without the host field: `ssh-ed25519 AAAA…`.
+    public func scannedKey(type: String = "ed25519") throws -> String {
+        let line = try keyscan(type: type)
+        let fields = line.split(separator: " ", maxSplits: 1)
+        guard fields.count == 2 else { throw FixtureError("ssh-keyscan gave no \(type) key: \(line)") }
+        return String(fields[1])
+    }
+
     // MARK: Helpers
 
     /// Processes below this sshd whose command name (/proc/PID/comm) is `name`, e.g. "sleep".

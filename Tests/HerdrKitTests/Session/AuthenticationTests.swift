@@ -16,9 +16,8 @@ struct AuthenticationTests {
 
     /// Pins the server's key up front so these tests exercise authentication only.
     static func pinned(_ harness: SessionHarness) throws {
-        let line = try harness.server.keyscan()
         _ = try harness.pins.pin(
-            try SSHPublicKey(openSSHLine: String(line.split(separator: " ", maxSplits: 1)[1])), hostname: harness.server.host,
+            try SSHPublicKey(openSSHLine: try harness.server.scannedKey()), hostname: harness.server.host,
             port: harness.server.port)
     }
 

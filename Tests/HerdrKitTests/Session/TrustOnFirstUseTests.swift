@@ -20,8 +20,8 @@ struct TrustOnFirstUseTests {
         #expect(harness.connectionsAccepted == 2)
         #expect(harness.authenticationRequests >= 1)
 
-        let scanned = try server.keyscan(type: "ed25519")
-        let expected = try SSHPublicKey(openSSHLine: String(scanned.split(separator: " ", maxSplits: 1)[1]))
+        let scanned = try server.scannedKey()
+        let expected = try SSHPublicKey(openSSHLine: scanned)
         let pinned = try harness.pins.pinnedKey(hostname: server.host, port: server.port)
         #expect(pinned == expected)
         #expect(harness.challenges.count == 1)
@@ -32,7 +32,7 @@ struct TrustOnFirstUseTests {
         #expect(challenge.fingerprintSHA256 == expected.fingerprintSHA256)
         // ssh-keygen agrees on the fingerprint text.
         let keyFile = harness.config.file("scanned.pub")
-        try writeText(scanned.split(separator: " ", maxSplits: 1)[1] + "\n", to: keyFile)
+        try writeText(scanned + "\n", to: keyFile)
         #expect(try sshKeygen(["-l", "-E", "sha256", "-f", keyFile.path]).stdout.contains(expected.fingerprintSHA256))
 
         try await harness.waitUntil("the clean exit after 2 s") { session.state == .closed }
@@ -68,7 +68,7 @@ struct TrustOnFirstUseTests {
         let session = harness.session(harness.profile(command: "true"))
         await session.connect(cols: 80, rows: 24)
 
-        let live = try SSHPublicKey(openSSHLine: String(try server.keyscan().split(separator: " ", maxSplits: 1)[1]))
+        let live = try SSHPublicKey(openSSHLine: try server.scannedKey())
         #expect(session.failureKind == .hostKeyChanged)
         let message = try #require(session.state.failureMessage)
         #expect(message.contains("Host key for 127.0.0.1:\(server.port) changed: was \(old.fingerprintSHA256), now \(live.fingerprintSHA256)"))
@@ -112,7 +112,7 @@ struct TrustOnFirstUseTests {
         let b = TerminalSession(profile: profile, store: harness.store, options: .fastForTests) { _ in await gateB.wait() }
         let connectingA = Task { await a.connect(cols: 80, rows: 24) }
         try await harness.waitUntil("A's prompt") { gateA.isWaiting }
-        let firstKey = try SSHPublicKey(openSSHLine: String(try first.keyscan().split(separator: " ", maxSplits: 1)[1]))
+        let firstKey = try SSHPublicKey(openSSHLine: try first.scannedKey())
         // The host is replaced by another with a different key on the same address and port.
         first.destroy()
         var options = SSHServer.Options()
