@@ -23,6 +23,10 @@ let package = Package(
         .target(name: "HerdrKit", dependencies: ["HerdrCrypto", "SSHClient"]),
         // What every command-line program of the project shares: arguments, raw terminal, prompts.
         .target(name: "CLISupport"),
+        // What a peer address is (loopback, home, tailnet, public…) and the policies on it. Pure, no I/O.
+        .target(name: "PeerGate"),
+        // The TCP listener every server of the project uses: the peer policy before any byte, GET /status.
+        .target(name: "PeerGateListener", dependencies: ["PeerGate", "CSystem"]),
 
         .executableTarget(name: "herdr-remote", dependencies: ["HerdrKit", "CLISupport"]),
         // Performance targets beside their anchors (OpenSSH, openssl speed, raw sockets): `make bench`.
@@ -34,6 +38,7 @@ let package = Package(
         .testTarget(name: "SSHClientTests", dependencies: ["SSHClient", "TestSupport"]),
         .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "TestSupport"]),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport"]),
+        .testTarget(name: "PeerGateTests", dependencies: ["PeerGate", "PeerGateListener", "TestSupport"]),
         .testTarget(name: "HerdrRemoteTests", dependencies: ["herdr-remote", "TestSupport"]),
     ]
 )

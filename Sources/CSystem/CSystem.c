@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/eventfd.h>
 #include <sys/fsuid.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 int csystem_pipe_cloexec(int fds[2], int extra_flags) { return pipe2(fds, O_CLOEXEC | extra_flags); }
@@ -20,3 +21,5 @@ int csystem_setfsuid(unsigned int uid) { return setfsuid(uid); }
 int csystem_eventfd_nonblocking(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
 
 int csystem_o_nonblock(void) { return O_NONBLOCK; }
+
+int csystem_accept_cloexec(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC); }

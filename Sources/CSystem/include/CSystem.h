@@ -24,4 +24,7 @@ int csystem_eventfd_nonblocking(void);
 /// O_NONBLOCK for pipe2's extra flags.
 int csystem_o_nonblock(void);
 
+/// accept4(fd, NULL, NULL, SOCK_CLOEXEC): the accepted socket closes on exec, atomically.
+int csystem_accept_cloexec(int fd);
+
 #endif
