@@ -17,10 +17,16 @@ let package = Package(
         .target(name: "CSystem"),
         // Crypto primitives over OpenSSL 3.
         .target(name: "HerdrCrypto", dependencies: ["COpenSSL"]),
+        // The Noise Protocol Framework (revision 34): CipherState, SymmetricState, HandshakeState, patterns as data.
+        .target(name: "Noise", dependencies: ["HerdrCrypto"]),
+        // What the relay and its clients share: canonical encoding, room names, transcripts, the join key.
+        .target(name: "RelayProtocol", dependencies: ["HerdrCrypto"]),
+        // The end-to-end channel of both Noise roads: chunked transport, fatal AEAD failure, SAS, prologue.
+        .target(name: "Companion", dependencies: ["Noise", "HerdrCrypto"]),
         // An SSH client connection over libssh2, on a thread of its own.
         .target(name: "SSHClient", dependencies: ["CLibSSH2", "CSystem", "HerdrCrypto"]),
         // The client core: profiles, stores, keys, pins, terminal sessions.
-        .target(name: "HerdrKit", dependencies: ["HerdrCrypto", "SSHClient"]),
+        .target(name: "HerdrKit", dependencies: ["HerdrCrypto", "SSHClient", "PeerGate"]),
         // What every command-line program of the project shares: arguments, raw terminal, prompts.
         .target(name: "CLISupport"),
         // What a peer address is (loopback, home, tailnet, public…) and the policies on it. Pure, no I/O.
@@ -31,13 +37,18 @@ let package = Package(
         .executableTarget(name: "herdr-remote", dependencies: ["HerdrKit", "CLISupport"]),
         // Performance targets beside their anchors (OpenSSH, openssl speed, raw sockets): `make bench`.
         .executableTarget(
-            name: "herdr-bench", dependencies: ["HerdrKit", "SSHClient", "TestSupport"], path: "Benchmarks/herdr-bench"),
+            name: "herdr-bench", dependencies: ["HerdrKit", "SSHClient", "TestSupport", "Noise", "Companion"],
+            path: "Benchmarks/herdr-bench"),
 
         // Real peers for tests and benchmarks: sshd, tmux, temporary directories, processes.
         .target(name: "TestSupport", dependencies: ["CSystem"], path: "Tests/TestSupport"),
         .testTarget(name: "SSHClientTests", dependencies: ["SSHClient", "TestSupport"]),
         .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "TestSupport"]),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport"]),
+        .testTarget(name: "HerdrCryptoTests", dependencies: ["HerdrCrypto"]),
+        .testTarget(
+            name: "NoiseTests", dependencies: ["Noise", "Companion", "RelayProtocol", "HerdrCrypto", "TestSupport"],
+            exclude: ["Peers"]),
         .testTarget(name: "PeerGateTests", dependencies: ["PeerGate", "PeerGateListener", "TestSupport"]),
         .testTarget(name: "HerdrRemoteTests", dependencies: ["herdr-remote", "TestSupport"]),
     ]

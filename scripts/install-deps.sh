@@ -7,8 +7,9 @@ apt_packages=(
   pkg-config libssl-dev libssh2-1-dev   # C libraries the Swift package links
   openssh-server openssh-client tmux    # real peers: sshd, ssh-keygen/ssh-keyscan, the multiplexer
   iproute2 procps                       # test network namespaces, ps
+  python3 python3-pip                   # Python peers of the interop tests
 )
-pip_packages=()
+pip_packages=(noiseprotocol)  # the independent Noise peer of the interop tests (Tests/NoiseTests/Peers)
 
 missing=()
 for package in "${apt_packages[@]}"; do
@@ -27,7 +28,14 @@ if ((${#missing[@]})); then
 fi
 
 if ((${#pip_packages[@]})); then
-  python3 - "${pip_packages[@]}" <<'PY' || python3 -m pip install -q "${pip_packages[@]}"
+  pip_install() {
+    python3 -m pip --version >/dev/null 2>&1 || { echo "error: pip is missing; install python3-pip" >&2; exit 1; }
+    echo "Installing Python packages: $*"
+    # Debian's own python3 refuses pip installs into it (PEP 668) unless told; ours are test peers only.
+    python3 -m pip install -q --root-user-action=ignore "$@" 2>/dev/null \
+      || python3 -m pip install -q --root-user-action=ignore --break-system-packages "$@"
+  }
+  python3 - "${pip_packages[@]}" <<'PY' || pip_install "${pip_packages[@]}"
 import importlib.metadata, sys
 missing = []
 for spec in sys.argv[1:]:

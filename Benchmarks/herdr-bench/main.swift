@@ -2,13 +2,13 @@ import Foundation
 import Glibc
 
 // herdr-bench: performance targets, measured beside their anchors in the same run.
-//   herdr-bench [ssh]         run the suites (default: all) and print Markdown results
+//   herdr-bench [ssh] [noise] run the suites (default: all) and print Markdown results
 //   herdr-bench stall-child   internal: the stalled-consumer scenario in a process of its own
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "stall-child" {
     exit(await StallChild.run())
 }
-let suites = arguments.isEmpty ? ["ssh"] : arguments
+let suites = arguments.isEmpty ? ["ssh", "noise"] : arguments
 let environment = ProcessInfo.processInfo.environment
 let runs = Int(environment["HERDR_BENCH_RUNS"] ?? "") ?? 3
 let keystrokes = Int(environment["HERDR_BENCH_KEYSTROKES"] ?? "") ?? 1000
@@ -26,8 +26,16 @@ for suite in suites {
             FileHandle.standardError.write(Data("error: ssh benchmark failed: \(error)\n".utf8))
             exit(1)
         }
+    case "noise":
+        print("Noise roads: XK handshakes per core, 64 KiB transport throughput, beside openssl speed")
+        do {
+            markdown += try NoiseBenchmarks(runs: runs).run().markdown
+        } catch {
+            FileHandle.standardError.write(Data("error: noise benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
     default:
-        FileHandle.standardError.write(Data("error: unknown suite '\(suite)' (known: ssh)\n".utf8))
+        FileHandle.standardError.write(Data("error: unknown suite '\(suite)' (known: ssh, noise)\n".utf8))
         exit(64)
     }
 }

@@ -71,6 +71,6 @@ private func report(_ line: String) {
 
 /// Sleeps until a signal ends the process; exits with a distinctive code if none comes.
 private func waitToBeKilled() -> Never {
-    for _ in 0..<200 { usleep(100_000) }
+    for _ in 0..<600 { usleep(100_000) }
     exit(92)
 }

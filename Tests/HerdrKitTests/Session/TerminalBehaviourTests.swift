@@ -84,11 +84,16 @@ struct TerminalBehaviourTests {
         let server = try SSHServer()
         defer { server.destroy() }
         let harness = try SessionHarness(server: server)
-        let quick = harness.session(harness.profile(command: "echo bye"))
+        // Generous for the quick side so a loaded machine cannot make `echo` look slow; the slow
+        // side keeps the shipped 2 s, which `sleep` guarantees to exceed.
+        var generous = TerminalSessionOptions.fastForTests
+        generous.quickExitWindow = .seconds(15)
+        let quick = harness.session(harness.profile(command: "echo bye"), options: generous)
         await quick.connect(cols: 80, rows: 24)
         try await harness.waitUntil("quick exit") { quick.state.isFinal }
         #expect(quick.state == .failed("The remote command exited with status 0 right after it started\nbye"))
 
+        #expect(TerminalSessionOptions().quickExitWindow == .seconds(2))
         let slow = harness.session(harness.profile(command: "sleep 2.3"))
         await slow.connect(cols: 80, rows: 24)
         try await harness.waitUntil("clean exit") { slow.state.isFinal }
