@@ -1,24 +1,23 @@
 import Foundation
 import Glibc
-import TestSupport
 
 /// A network namespace made for one test, joined to the root namespace by a veth pair that
 /// carries addresses in 100.64.0.0/10 only (a random /24 in it, so concurrent runs do not clash).
 /// Everything is removed by `remove()`, called from deinit too; the test calls it in a `defer`.
-final class TestNetworkNamespace {
-    let name: String
+public final class TestNetworkNamespace {
+    public let name: String
     /// The veth end in the root namespace, and the one inside.
-    let rootInterface: String
-    let innerInterface: String
-    let rootAddress: String
-    let innerAddress: String
+    public let rootInterface: String
+    public let innerInterface: String
+    public let rootAddress: String
+    public let innerAddress: String
     private var removed = false
 
-    init() throws {
+    public init() throws {
         let tag = String(UInt32.random(in: 0...UInt32.max), radix: 16)
-        name = "herdr-pg-\(tag)"
-        rootInterface = "hpg\(tag)r"  // at most 12 characters: within IFNAMSIZ
-        innerInterface = "hpg\(tag)i"
+        name = "herdr-t-\(tag)"
+        rootInterface = "ht\(tag)r"  // at most 12 characters: within IFNAMSIZ
+        innerInterface = "ht\(tag)i"
         // 100.64.0.0/10 spans second octets 64…127.
         let second = Int.random(in: 64...127)
         let third = Int.random(in: 0...255)
@@ -54,7 +53,7 @@ final class TestNetworkNamespace {
 
     /// Deletes the namespace (which deletes the veth end inside, and with it the pair) and the
     /// root end, in case the pair outlived it. Idempotent.
-    func remove() {
+    public func remove() {
         guard !removed else { return }
         removed = true
         guard let ip = try? ProcessRunner.which("ip") else { return }
@@ -63,7 +62,7 @@ final class TestNetworkNamespace {
     }
 
     /// True while the namespace or the root veth end exists.
-    var exists: Bool {
+    public var exists: Bool {
         guard let ip = try? ProcessRunner.which("ip"),
             let namespaces = try? ProcessRunner.run(ip, ["netns", "list"], timeout: 10),
             let links = try? ProcessRunner.run(ip, ["-o", "link", "show"], timeout: 10)
@@ -75,7 +74,7 @@ final class TestNetworkNamespace {
     }
 
     /// Runs a program inside the namespace.
-    func run(_ executable: String, _ arguments: [String], timeout: Double = 20) throws -> ProcessResult {
+    public func run(_ executable: String, _ arguments: [String], timeout: Double = 20) throws -> ProcessResult {
         try ProcessRunner.run(
             try ProcessRunner.which("ip"), ["netns", "exec", name, executable] + arguments, timeout: timeout)
     }
