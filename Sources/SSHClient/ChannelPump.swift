@@ -91,7 +91,7 @@ final class ChannelPump {
             if halfSent == nil && !outputOutstanding && (keepaliveInFlight || quiet >= interval) { try perform(.keepalive) }
             if halfSent == nil && !outputOutstanding {
                 try perform(.read)
-                if deliverHeldOutput() { continue }
+                if try deliverHeldOutput() { continue }
                 // Reading one stream drains the socket into libssh2's queue: data for the other
                 // stream may be waiting there while the socket is empty. Read again; don't sleep.
                 var available: UInt = 0
@@ -245,8 +245,17 @@ final class ChannelPump {
     }
 
     /// Hands held output to the consumer if it may take it; true if a chunk went out.
-    private func deliverHeldOutput() -> Bool {
+    private func deliverHeldOutput() throws(SSHConnectionStop) -> Bool {
         guard !outputOutstanding, !heldStdout.isEmpty || !heldStderr.isEmpty else { return false }
+        if let sink = configuration.outputSink {
+            let delivered = sink(heldStdout, heldStderr)
+            heldStdout.removeAll(keepingCapacity: true)
+            heldStderr.removeAll(keepingCapacity: true)
+            guard delivered else { throw .cancelled }
+            // The sink returned: the consumer took it, as an acknowledgement would say.
+            callbacks.lastReceive = max(callbacks.lastReceive, Monotonic.now - interval)
+            return true
+        }
         outputOutstanding = true
         emit(.output(stdout: heldStdout, stderr: heldStderr))
         heldStdout = []

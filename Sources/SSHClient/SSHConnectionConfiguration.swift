@@ -84,6 +84,10 @@ public struct SSHConnectionConfiguration: Sendable {
     public var receiveWindow: Int
     /// The most output handed to the consumer in one chunk.
     public var maximumChunk: Int
+    /// When set, output goes to this function on the connection's own thread instead of
+    /// `.output` events: no thread handoff, the way a terminal program wants it. It may block
+    /// (the host then waits in its SSH window); returning false ends the connection as cancelled.
+    public var outputSink: (@Sendable (_ stdout: [UInt8], _ stderr: [UInt8]) -> Bool)?
 
     public init(
         host: String, port: Int = 22, hostKeyPolicy: HostKeyPolicy, preferredHostKeyAlgorithms: [String] = [],

@@ -32,6 +32,9 @@ enum ConnectCommand {
         var options = TerminalSessionOptions()
         if arguments.flag("no-reattach") { options.reconnect = .never }
         options.promptResponder = answerPrompts
+        // Output goes to the terminal from the connection's own thread: no handoff per echo, and a
+        // terminal that does not keep up holds the host back in its SSH window.
+        options.directOutput = { bytes in (try? FileDescriptorWriter.writeAll(fd: STDOUT_FILENO, bytes: bytes)) != nil }
         let acceptNew = arguments.flag("accept-new-host-key")
         let session = TerminalSession(profile: host, store: store, options: options) { challenge in
             StandardError.write(HostKeyPromptText.firstUse(challenge))
@@ -41,14 +44,6 @@ enum ConnectCommand {
             }
             return await BlockingCall.run { TerminalPrompt.confirm(prompt: "Trust this host key and connect? [y/N] ") }
         }
-        var outputBroken = false
-        session.onOutput = { bytes in
-            if !terminal.write(bytes), !outputBroken {
-                outputBroken = true
-                session.disconnect()
-            }
-        }
-
         terminal.status("Connecting to \(host.name) (\(host.username)@\(HostCommands.endpoint(CanonicalHost.hostname(host.hostname), host.port)))...")
         let size = terminal.size
         await session.connect(cols: size.cols, rows: size.rows)

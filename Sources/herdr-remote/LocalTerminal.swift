@@ -2,9 +2,8 @@ import CLISupport
 import Foundation
 import Glibc
 
-/// The local side of `connect`: raw mode on a terminal, the window size, and writing output.
-/// Output is written with blocking writes on the MainActor on purpose: a slow terminal holds up
-/// the next read, and so the host, instead of filling memory.
+/// The local side of `connect`: raw mode on a terminal, the window size, and status lines.
+/// (Remote output is written by the connection's own thread; see `TerminalSessionOptions.directOutput`.)
 @MainActor
 final class LocalTerminal {
     let isInteractive = RawTerminalMode.isTerminal(fd: STDIN_FILENO)
@@ -29,17 +28,6 @@ final class LocalTerminal {
     func restore() {
         raw?.restore()
         raw = nil
-    }
-
-    /// Writes remote output; false when stdout is gone.
-    @discardableResult
-    func write(_ bytes: [UInt8]) -> Bool {
-        do {
-            try FileDescriptorWriter.writeAll(fd: STDOUT_FILENO, bytes: bytes)
-            return true
-        } catch {
-            return false
-        }
     }
 
     /// A status line for the person, readable in raw mode too (explicit CR LF).

@@ -34,7 +34,8 @@ public final class TerminalSession {
     }
     @ObservationIgnored private var pendingStart: AttemptStartSignal?
     @ObservationIgnored private var size = (cols: 80, rows: 24)
-    @ObservationIgnored private var tail = OutputTail()
+    /// The last output, for failure messages; shared with the connection thread in direct mode.
+    @ObservationIgnored private let tail = SharedOutputTail()
     @ObservationIgnored private var connectedAt: ContinuousClock.Instant?
     @ObservationIgnored private var deviceKey: DeviceKeyPair?
 
@@ -78,7 +79,7 @@ public final class TerminalSession {
         let generation = generation
         failureKind = nil
         rejectedHostKey = nil
-        tail = OutputTail()
+        tail.reset()
         size = (max(cols, 1), max(rows, 1))
 
         if profile.remoteCommand?.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ?? true,
@@ -331,6 +332,14 @@ public final class TerminalSession {
         configuration.keepaliveCountMax = options.keepaliveCountMax
         configuration.receiveWindow = options.receiveWindow
         configuration.maximumChunk = options.maximumChunk
+        if let direct = options.directOutput {
+            let tail = tail
+            configuration.outputSink = { stdout, stderr in
+                let chunk = stderr.isEmpty ? stdout : stdout + stderr
+                tail.append(chunk)
+                return direct(chunk)
+            }
+        }
         return configuration
     }
 

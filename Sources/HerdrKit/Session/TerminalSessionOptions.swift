@@ -17,6 +17,10 @@ public struct TerminalSessionOptions: Sendable {
     public var receiveWindow: Int = 2 * 1024 * 1024
     /// The most output handed to `onOutput` in one call.
     public var maximumChunk: Int = 1024 * 1024
+    /// Output straight from the connection's own thread instead of `onOutput` on the MainActor:
+    /// one thread handoff less per keystroke echo, for a program writing to its own terminal.
+    /// It may block (the host then waits in its SSH window); returning false ends the session.
+    public var directOutput: (@Sendable ([UInt8]) -> Bool)?
 
     public init() {}
 }
