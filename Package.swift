@@ -12,6 +12,9 @@ let package = Package(
         // C libraries from Debian, imported as-is through thin module maps.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLibSSH2", pkgConfig: "libssh2", providers: [.apt(["libssh2-1-dev"])]),
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
+        .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
 
         // Linux calls Swift's Glibc module does not import (pipe2, eventfd, spawn closefrom).
         .target(name: "CSystem"),
@@ -33,8 +36,11 @@ let package = Package(
         .target(name: "PeerGate"),
         // The TCP listener every server of the project uses: the peer policy before any byte, GET /status.
         .target(name: "PeerGateListener", dependencies: ["PeerGate", "CSystem"]),
+        // The computer side of QR pairing: authorized_keys editing, the enroll exchange, state, sweep, QR.
+        .target(name: "HerdrHost", dependencies: ["HerdrKit", "HerdrCrypto", "CSystem", "CQREncode"]),
 
-        .executableTarget(name: "herdr-remote", dependencies: ["HerdrKit", "CLISupport"]),
+        .executableTarget(name: "herdr-remote", dependencies: ["HerdrKit", "CLISupport", "CZBar", "CLibPNG"]),
+        .executableTarget(name: "herdr-pair", dependencies: ["HerdrHost", "HerdrKit", "HerdrCrypto", "CLISupport"]),
         // Performance targets beside their anchors (OpenSSH, openssl speed, raw sockets): `make bench`.
         .executableTarget(
             name: "herdr-bench", dependencies: ["HerdrKit", "SSHClient", "TestSupport", "Noise", "Companion"],
@@ -50,6 +56,8 @@ let package = Package(
             name: "NoiseTests", dependencies: ["Noise", "Companion", "RelayProtocol", "HerdrCrypto", "TestSupport"],
             exclude: ["Peers"]),
         .testTarget(name: "PeerGateTests", dependencies: ["PeerGate", "PeerGateListener", "TestSupport"]),
-        .testTarget(name: "HerdrRemoteTests", dependencies: ["herdr-remote", "TestSupport"]),
+        .testTarget(name: "HerdrRemoteTests", dependencies: ["herdr-remote", "HerdrKit", "TestSupport"]),
+        .testTarget(name: "HerdrHostTests", dependencies: ["HerdrHost", "HerdrKit", "HerdrCrypto", "TestSupport"]),
+        .testTarget(name: "HerdrPairTests", dependencies: ["herdr-pair", "HerdrHost", "HerdrKit", "TestSupport"]),
     ]
 )

@@ -5,6 +5,8 @@ set -euo pipefail
 
 apt_packages=(
   pkg-config libssl-dev libssh2-1-dev   # C libraries the Swift package links
+  libzbar-dev libpng-dev qrencode       # herdr-remote pair --image (zbar, libpng); QR pictures for its tests
+  libqrencode-dev zbar-tools util-linux # herdr-pair's QR code (libqrencode); zbarimg and setpriv for its tests
   openssh-server openssh-client tmux    # real peers: sshd, ssh-keygen/ssh-keyscan, the multiplexer
   iproute2 procps                       # test network namespaces, ps
   python3 python3-pip                   # Python peers of the interop tests

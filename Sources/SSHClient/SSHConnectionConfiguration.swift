@@ -8,6 +8,10 @@ public enum HostKeyPolicy: Sendable, Equatable {
     case probe
     /// Continue only if the presented key blob is one of these; otherwise stop before authenticating.
     case accept(Set<[UInt8]>)
+    /// Continue only if the presented key's SHA-256 fingerprint (`SHA256:` and the unpadded
+    /// standard base64 of SHA-256(blob), as `ssh-keygen -l -E sha256` prints it) is one of these;
+    /// otherwise stop before authenticating. What a pairing code carries.
+    case acceptFingerprints(Set<String>)
 }
 
 /// What a pseudo-terminal request asks the server for (RFC 4254 §6.2).

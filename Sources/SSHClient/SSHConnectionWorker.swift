@@ -76,6 +76,8 @@ final class SSHConnectionWorker {
             return .probed(hostKey)
         case .accept(let keys):
             guard keys.contains(hostKey.blob) else { return .hostKeyRejected(hostKey) }
+        case .acceptFingerprints(let fingerprints):
+            guard fingerprints.contains(hostKey.fingerprintSHA256) else { return .hostKeyRejected(hostKey) }
         }
 
         let method = try authenticate(session: session, deadline: deadline)

@@ -1,3 +1,6 @@
+import Foundation
+import HerdrCrypto
+
 /// What a connection reports, in order, on its event stream.
 public enum SSHEvent: Sendable {
     /// TCP is up with this numeric peer address; no SSH byte has been sent yet.
@@ -24,6 +27,14 @@ public struct SSHHostKeyBlob: Sendable, Hashable {
     public init(blob: [UInt8], algorithm: String) {
         self.blob = blob
         self.algorithm = algorithm
+    }
+
+    /// `SHA256:` and the unpadded standard base64 of SHA-256(blob), exactly as
+    /// `ssh-keygen -l -E sha256` prints it.
+    public var fingerprintSHA256: String {
+        var encoded = Data(SHA256.hash(blob)).base64EncodedString()
+        while encoded.hasSuffix("=") { encoded.removeLast() }
+        return "SHA256:" + encoded
     }
 }
 

@@ -12,6 +12,30 @@ enum RemoteExitCode {
         .success, .failure, hostKeyRefused, authenticationFailed, unreachable, connectionLost, remoteCommandFailed,
         .usage, .ioError, .config, .hangup, .terminated,
     ]
+
+    // `pair`: one code per way pairing can fail (PairingError), so scripts can tell them apart.
+    static let pairingCodeInvalid = ExitCode(
+        20, meaning: "The pairing code is not valid, or the picture holds no single herdr code.")
+    static let pairingCodeExpired = ExitCode(
+        21, meaning: "The pairing code or its approval window expired; show a new code.")
+    static let pairingDenied = ExitCode(22, meaning: "Pairing was denied on the computer.")
+    static let pairingCodeUsed = ExitCode(23, meaning: "The pairing code was already used by another device.")
+    static let notOnTailnet = ExitCode(24, meaning: "The code's names led outside the tailnet; nothing was sent.")
+    static let pairingKeyRejected = ExitCode(
+        25, meaning: "The computer refused the code's one-time key (used, expired or removed).")
+    static let pinConflict = ExitCode(
+        26, meaning: "A different host key is pinned for the computer; pairing never replaces a pin.")
+    static let pairingFailed = ExitCode(27, meaning: "The computer's pairing helper failed or gave no valid answer.")
+
+    /// `pair` attaches afterwards, so connect's codes can end it too.
+    static let pairCodes: [ExitCode] = [
+        .success, .failure, hostKeyRefused, authenticationFailed, unreachable, connectionLost, remoteCommandFailed,
+        pairingCodeInvalid, pairingCodeExpired, pairingDenied, pairingCodeUsed, notOnTailnet, pairingKeyRejected,
+        pinConflict, pairingFailed, .usage, .noInput, .ioError, .config, .hangup, .interrupted, .terminated,
+    ]
+
+    /// Every code of the program, for the top-level help.
+    static let allCodes: [ExitCode] = pairCodes
 }
 
 /// A failure that ends the program with a specific code.

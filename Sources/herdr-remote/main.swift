@@ -20,12 +20,15 @@ let herdrRemote = CommandSpec(
           herdr-remote key                      # add this line to the host's ~/.ssh/authorized_keys
           herdr-remote add studio --host studio.tail1234.ts.net --session work
           herdr-remote connect studio
+
+        Or pair from the QR code `herdr-pair` shows on the computer:
+          herdr-remote pair --image qr.png      # or: herdr-remote pair 'herdr://pair?...'
         """,
     version: "0.1.0",
     subcommands: [
-        HostCommands.hosts, HostCommands.add, HostCommands.remove, ConnectCommand.spec, KeyCommands.key,
-        KeyCommands.forgetHostKey, HostCommands.password,
+        HostCommands.hosts, HostCommands.add, HostCommands.remove, ConnectCommand.spec, PairCommand.spec,
+        KeyCommands.key, KeyCommands.forgetHostKey, HostCommands.password,
     ],
-    exitCodes: RemoteExitCode.connectCodes)
+    exitCodes: RemoteExitCode.allCodes)
 
 await CommandLineTool.main(herdrRemote)

@@ -34,7 +34,8 @@ public struct PairingPayload: Sendable, Equatable {
     public var session: String?
 
     public init(
-        pairingID: [UInt8], computerName: String, username: String, platform: HostPlatform, hostnames: [String], port: Int,
+        pairingID: [UInt8], computerName: String, username: String, platform: HostPlatform, hostnames: [String],
+        port: Int,
         hostKeyFingerprints: [String], oneTimeKeySeed: [UInt8], expiresAt: Date, session: String? = nil
     ) {
         self.pairingID = pairingID
@@ -58,8 +59,10 @@ public struct PairingPayload: Sendable, Equatable {
     public var url: String {
         var fields: [(String, String)] = [
             ("v", "1"), ("id", pairingIDText), ("n", computerName), ("u", username), ("os", platform.rawValue),
-            ("h", hostnames.joined(separator: ",")), ("p", String(port)), ("fp", hostKeyFingerprints.joined(separator: ",")),
-            ("k", Base64URL.encode(oneTimeKeySeed)), ("x", String(Int64(expiresAt.timeIntervalSince1970.rounded(.down)))),
+            ("h", hostnames.joined(separator: ",")), ("p", String(port)),
+            ("fp", hostKeyFingerprints.joined(separator: ",")),
+            ("k", Base64URL.encode(oneTimeKeySeed)),
+            ("x", String(Int64(expiresAt.timeIntervalSince1970.rounded(.down)))),
         ]
         if let session { fields.append(("s", session)) }
         return "herdr://pair?" + fields.map { "\($0)=\(Self.escape($1))" }.joined(separator: "&")
@@ -69,8 +72,10 @@ public struct PairingPayload: Sendable, Equatable {
         var out = ""
         for byte in value.utf8 {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: ","), UInt8(ascii: ":"):
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: ","),
+                UInt8(ascii: ":"):
                 out.append(Character(Unicode.Scalar(byte)))
             default:
                 out += String(format: "%%%02X", byte)
@@ -85,7 +90,14 @@ public struct PairingPayload: Sendable, Equatable {
     /// at most 900 s ahead).
     public init(parsing text: String, now: Date = Date()) throws(PairingPayloadError) {
         guard text.utf8.count <= Self.maximumLength else {
-            throw PairingPayloadError(.tooLong, field: nil, "The pairing code is longer than \(Self.maximumLength) bytes")
+            throw PairingPayloadError(
+                .tooLong, field: nil, "The pairing code is longer than \(Self.maximumLength) bytes")
+        }
+        // RFC 3986 has no raw spaces or control characters; a value that needs one is %-escaped.
+        guard !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+            throw PairingPayloadError(
+                .malformed, field: nil,
+                "The pairing code contains a space or control character (values must be %-escaped)")
         }
         let fields = try Self.queryFields(of: text)
         func required(_ key: String, _ name: String) throws(PairingPayloadError) -> String {
@@ -96,25 +108,30 @@ public struct PairingPayload: Sendable, Equatable {
         }
 
         guard try required("v", "version") == "1" else {
-            throw PairingPayloadError(.unsupportedVersion, field: "v", "The pairing code has an unsupported version; update herdr-remote")
+            throw PairingPayloadError(
+                .unsupportedVersion, field: "v", "The pairing code has an unsupported version; update herdr-remote")
         }
         let idText = try required("id", "pairing id")
         guard !idText.hasPrefix("-"), let id = Base64URL.decodeCanonical(idText), id.count == Self.pairingIDSize else {
-            throw PairingPayloadError(.invalidField, field: "id", "The pairing id (id) must be 16 bytes of canonical unpadded base64url")
+            throw PairingPayloadError(
+                .invalidField, field: "id", "The pairing id (id) must be 16 bytes of canonical unpadded base64url")
         }
         pairingID = id
 
         let name = try required("n", "computer name")
         guard name.count <= Self.maximumNameLength else {
-            throw PairingPayloadError(.invalidField, field: "n", "The computer name (n) is longer than \(Self.maximumNameLength) characters")
+            throw PairingPayloadError(
+                .invalidField, field: "n", "The computer name (n) is longer than \(Self.maximumNameLength) characters")
         }
         computerName = name
 
         let user = try required("u", "user name")
         guard (1...Self.maximumNameLength).contains(user.count),
-            !user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.isWhitespace })
+            !user.unicodeScalars.contains(where: { Self.isControlOrFormat($0) || $0.properties.isWhitespace })
         else {
-            throw PairingPayloadError(.invalidField, field: "u", "The user name (u) must be 1-64 characters without spaces or control characters")
+            throw PairingPayloadError(
+                .invalidField, field: "u",
+                "The user name (u) must be 1-64 characters without spaces, control or format characters")
         }
         username = user
 
@@ -127,34 +144,41 @@ public struct PairingPayload: Sendable, Equatable {
             CanonicalHost.hostname(String($0))
         }
         guard (1...Self.maximumHostnames).contains(hostList.count) else {
-            throw PairingPayloadError(.invalidField, field: "h", "The host list (h) must name 1-\(Self.maximumHostnames) hosts")
+            throw PairingPayloadError(
+                .invalidField, field: "h", "The host list (h) must name 1-\(Self.maximumHostnames) hosts")
         }
         for host in hostList {
             guard Self.isAcceptableHostname(host) else {
                 throw PairingPayloadError(
                     .invalidField, field: "h",
-                    "The host '\(Self.printable(host))' (h) is not a tailnet address, a single-label name or a .ts.net name")
+                    "The host '\(Self.printable(host))' (h) is not a tailnet address, a single-label name or a .ts.net name"
+                )
             }
         }
         hostnames = hostList
 
         let portText = try required("p", "port")
-        guard portText.utf8.allSatisfy({ (0x30...0x39).contains($0) }), (1...5).contains(portText.count), !portText.hasPrefix("0"),
+        guard portText.utf8.allSatisfy({ (0x30...0x39).contains($0) }), (1...5).contains(portText.count),
+            !portText.hasPrefix("0"),
             let portValue = Int(portText), (1...65535).contains(portValue)
         else {
             throw PairingPayloadError(.invalidField, field: "p", "The SSH port (p) must be a number from 1 to 65535")
         }
         port = portValue
 
-        let prints = try required("fp", "host key list").split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        guard (1...Self.maximumFingerprints).contains(prints.count), prints.allSatisfy(Self.isCanonicalFingerprint) else {
+        let prints = try required("fp", "host key list").split(separator: ",", omittingEmptySubsequences: false).map(
+            String.init)
+        guard (1...Self.maximumFingerprints).contains(prints.count), prints.allSatisfy(Self.isCanonicalFingerprint)
+        else {
             throw PairingPayloadError(
-                .invalidField, field: "fp", "The host keys (fp) must be 1-3 fingerprints of the form SHA256: and 43 base64 characters")
+                .invalidField, field: "fp",
+                "The host keys (fp) must be 1-3 fingerprints of the form SHA256: and 43 base64 characters")
         }
         hostKeyFingerprints = prints
 
         guard let seed = Base64URL.decodeCanonical(try required("k", "one-time key")), seed.count == 32 else {
-            throw PairingPayloadError(.invalidField, field: "k", "The one-time key (k) must be 32 bytes of canonical unpadded base64url")
+            throw PairingPayloadError(
+                .invalidField, field: "k", "The one-time key (k) must be 32 bytes of canonical unpadded base64url")
         }
         oneTimeKeySeed = seed
 
@@ -166,16 +190,20 @@ public struct PairingPayload: Sendable, Equatable {
         }
         let expiry = Date(timeIntervalSince1970: TimeInterval(seconds))
         guard expiry > now else {
-            throw PairingPayloadError(.expired, field: "x", "The pairing code has expired; show a new one on the computer")
+            throw PairingPayloadError(
+                .expired, field: "x", "The pairing code has expired; show a new one on the computer")
         }
         guard expiry.timeIntervalSince(now) <= Self.maximumLifetime else {
-            throw PairingPayloadError(.invalidField, field: "x", "The pairing code claims to be valid for more than 15 minutes; it is not trusted")
+            throw PairingPayloadError(
+                .invalidField, field: "x",
+                "The pairing code claims to be valid for more than 15 minutes; it is not trusted")
         }
         expiresAt = expiry
 
         if let name = fields["s"] {
             guard HerdrSessionName.isValid(name) else {
-                throw PairingPayloadError(.invalidField, field: "s", "The herdr session (s) must be 1-64 of A-Z a-z 0-9 . _ - (not . or ..)")
+                throw PairingPayloadError(
+                    .invalidField, field: "s", "The herdr session (s) must be 1-64 of A-Z a-z 0-9 . _ - (not . or ..)")
             }
             session = name
         } else {
@@ -194,11 +222,13 @@ public struct PairingPayload: Sendable, Equatable {
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
             String(decoding: bytes[..<colon], as: UTF8.self).lowercased() == "herdr"
         else {
-            throw PairingPayloadError(.notAPairingCode, field: nil, "This is not a herdr pairing code (it must start with herdr://pair?)")
+            throw PairingPayloadError(
+                .notAPairingCode, field: nil, "This is not a herdr pairing code (it must start with herdr://pair?)")
         }
         var rest = bytes[(colon + 1)...]
         guard rest.starts(with: Array("//".utf8)) else {
-            throw PairingPayloadError(.notAPairingCode, field: nil, "This is not a herdr pairing code (it must start with herdr://pair?)")
+            throw PairingPayloadError(
+                .notAPairingCode, field: nil, "This is not a herdr pairing code (it must start with herdr://pair?)")
         }
         rest = rest.dropFirst(2)
         if rest.contains(UInt8(ascii: "#")) {
@@ -209,11 +239,13 @@ public struct PairingPayload: Sendable, Equatable {
         guard authority.lowercased() == "pair" else {
             let reason =
                 authority.contains("@") || authority.contains(":")
-                ? "The pairing code must not carry a user, password or port" : "This is not a herdr pairing code (its host must be pair)"
+                ? "The pairing code must not carry a user, password or port"
+                : "This is not a herdr pairing code (its host must be pair)"
             throw PairingPayloadError(.malformed, field: nil, reason)
         }
         guard authorityEnd < rest.endIndex, rest[authorityEnd] == UInt8(ascii: "?") else {
-            throw PairingPayloadError(.malformed, field: nil, "The pairing code must have no path and a query (herdr://pair?…)")
+            throw PairingPayloadError(
+                .malformed, field: nil, "The pairing code must have no path and a query (herdr://pair?…)")
         }
         var fields: [String: String] = [:]
         let query = rest[(authorityEnd + 1)...]
@@ -298,16 +330,23 @@ public struct PairingPayload: Sendable, Equatable {
         return data.base64EncodedString().dropLast() == body
     }
 
-    /// Text safe to show in an error: control characters replaced, at most 64 characters.
+    /// Control characters (Cc) and invisible format characters such as bidirectional overrides (Cf).
+    static func isControlOrFormat(_ scalar: Unicode.Scalar) -> Bool {
+        let category = scalar.properties.generalCategory
+        return category == .control || category == .format
+    }
+
+    /// Text safe to show in an error: control and format characters replaced, at most 64 code points.
     static func printable(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.prefix(64).map { $0.properties.generalCategory == .control ? "?" : $0 }))
+        String(String.UnicodeScalarView(text.unicodeScalars.prefix(64).map { isControlOrFormat($0) ? "?" : $0 }))
     }
 }
 
 /// Why a pairing code was refused, naming the field (`h`, `fp`, …) when one field is at fault.
 public struct PairingPayloadError: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable {
-        case tooLong, notAPairingCode, malformed, missingField, duplicateField, unsupportedVersion, invalidField, expired
+        case tooLong, notAPairingCode, malformed, missingField, duplicateField, unsupportedVersion, invalidField,
+            expired
     }
 
     public let kind: Kind
@@ -327,15 +366,18 @@ public struct PairingPayloadError: Error, Equatable, Sendable, CustomStringConve
 /// Unpadded base64url (RFC 4648 §5), decoding only the canonical spelling.
 enum Base64URL {
     static func encode(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
+            of: "/", with: "_"
+        )
+        .replacingOccurrences(of: "=", with: "")
     }
 
     /// The bytes, or nil unless `text` is exactly what `encode` would produce for them.
     static func decodeCanonical(_ text: String) -> [UInt8]? {
         guard !text.isEmpty, text.utf8.count % 4 != 1,
             text.utf8.allSatisfy({ byte in
-                (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2d || byte == 0x5f
+                (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte) || (0x30...0x39).contains(byte)
+                    || byte == 0x2d || byte == 0x5f
             })
         else { return nil }
         var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")

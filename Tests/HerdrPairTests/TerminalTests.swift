@@ -1,0 +1,106 @@
+import Foundation
+import Glibc
+import HerdrKit
+import TestSupport
+import Testing
+
+/// The helper as a person runs it, in a real terminal: a headless local tmux plays the terminal
+/// emulator, the helper runs in it as the test user, and keys are typed with `send-keys`.
+@Suite(.serialized) struct TerminalTests {
+    final class LocalTerminal {
+        let socket: String
+
+        init(directory: TemporaryDirectory) throws {
+            socket = directory.file("local-tmux.sock").path
+            try tmux([
+                "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "70", "-s", "local", "-e", "PS1=$ ",
+                "bash --norc --noprofile",
+            ])
+        }
+
+        deinit { _ = try? tmux(["kill-server"]) }
+
+        @discardableResult
+        func tmux(_ arguments: [String]) throws -> ProcessResult {
+            try ProcessRunner.run("tmux", ["-S", socket] + arguments, timeout: 10, check: true)
+        }
+
+        func type(_ keys: String, enter: Bool = true) throws {
+            try tmux(["send-keys", "-t", "local", "-l", keys])
+            if enter { try tmux(["send-keys", "-t", "local", "Enter"]) }
+        }
+
+        /// The screen with wrapped lines joined.
+        var screen: String { (try? tmux(["capture-pane", "-p", "-J", "-t", "local"]).stdout) ?? "" }
+
+        func waitFor(_ text: String, timeout: Double = 30) throws {
+            let deadline = Date().addingTimeInterval(timeout)
+            while !screen.contains(text) {
+                guard Date() < deadline else {
+                    throw FixtureError("timed out waiting for \(text.debugDescription); screen:\n\(screen)")
+                }
+                usleep(50_000)
+            }
+        }
+    }
+
+    /// The command line that starts the helper in the terminal as the test user.
+    static func command(_ fixture: PairFixture) -> String {
+        let environment = fixture.environment()
+            .filter { $0.key != "HERDR_PAIR_TEST_MODE" }
+            .map { "\($0.key)='\($0.value)'" }.sorted().joined(separator: " ")
+        return "setpriv \(PairFixture.setprivArguments(fixture.user).joined(separator: " ")) env -i \(environment) "
+            + "\(PairFixture.executable) --host testhost --port \(fixture.server.port) --authorized-keys \(fixture.authorizedKeys.path) "
+            + "--host-key \(fixture.hostKeyFile); echo EXIT=$?"
+    }
+
+    static func payload(on screen: String) throws -> PairingPayload {
+        guard let line = screen.split(separator: "\n").first(where: { $0.contains("URL       herdr://") }),
+            let start = line.range(of: "herdr://")
+        else { throw FixtureError("no URL on the screen:\n\(screen)") }
+        return try PairingPayload(parsing: String(line[start.lowerBound...]).trimmingCharacters(in: .whitespaces))
+    }
+
+    @Test func aPersonApprovesByTypingYAndKeysTypedEarlierDoNotCount() throws {
+        let fixture = try PairFixture()
+        let before = try fixture.contents()
+        let scratch = try TemporaryDirectory()
+        let terminal = try LocalTerminal(directory: scratch)
+        try terminal.type(Self.command(fixture))
+        try terminal.waitFor("Waiting for a device to scan the code")
+        let screen = terminal.screen
+        #expect(screen.contains("▀") || screen.contains("▄"))
+        #expect(screen.contains("User      \(fixture.user.name)"))
+        let payload = try Self.payload(on: screen)
+
+        // Typed while nothing was asked: discarded when the question comes.
+        try terminal.type("y")
+        let device = TestDevice(name: "Terminal phone")
+        let enroll = fixture.enrollInBackground(payload, input: device.requestInput)
+        try terminal.waitFor("Approve this device? [y/N]")
+        #expect(terminal.screen.contains("Device \"Terminal phone\" asks to pair."))
+        #expect(terminal.screen.contains("device key \(device.publicKey.fingerprintSHA256)"))
+        usleep(500_000)
+        let waiting = terminal.screen
+        #expect(!waiting.contains("Approved") && !waiting.contains("Denied") && !waiting.contains("EXIT=0"))
+        try terminal.type("y")
+        try terminal.waitFor("EXIT=0")
+        #expect(try enroll.wait().stdout == "OK\n")
+        #expect(terminal.screen.contains("Approved"))
+        #expect(try fixture.contents() == before + device.expectedLine + "\n")
+    }
+
+    @Test func ctrlCInTheTerminalCancels() throws {
+        let fixture = try PairFixture()
+        let before = try fixture.contents()
+        let scratch = try TemporaryDirectory()
+        let terminal = try LocalTerminal(directory: scratch)
+        try terminal.type(Self.command(fixture))
+        try terminal.waitFor("Waiting for a device to scan the code")
+        #expect(try fixture.contents() != before)
+        try terminal.tmux(["send-keys", "-t", "local", "C-c"])
+        try terminal.waitFor("EXIT=130")
+        #expect(try fixture.contents() == before)
+        #expect(fixture.stateEntries().isEmpty)
+    }
+}
