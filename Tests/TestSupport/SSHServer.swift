@@ -123,7 +123,9 @@ public final class SSHServer: @unchecked Sendable {
             "PrintLastLog no",
             "LoginGraceTime 60",
             "MaxStartups 100",
-            "SetEnv HOME=\(homeDirectory.path)",
+            // HERDR_FIXTURE marks every process a session starts, so teardown finds even those
+            // that outlived their sshd (a daemonized tmux, a forced command whose client left).
+            "SetEnv HOME=\(homeDirectory.path) HERDR_FIXTURE=\(directory.path)",
         ]
         for type in options.hostKeyTypes {
             lines.append("HostKey \(directory.appending("keys/ssh_host_\(type)_key").path)")
@@ -163,15 +165,18 @@ public final class SSHServer: @unchecked Sendable {
         throw FixtureError("sshd did not start listening within 10 s: \(log().suffix(2000))")
     }
 
-    /// Stops sshd and every session process it forked (they are ours: children of our PID).
+    /// Stops sshd and every process its sessions started: its descendants, and anything else
+    /// carrying this fixture's HERDR_FIXTURE mark (tmux, orphaned commands). All ours, by PID.
     public func stop() {
-        guard let process = lock.withLock({ () -> ChildProcess? in defer { self.process = nil }; return self.process }) else { return }
-        for child in Self.descendants(of: process.pid) { kill(child, SIGKILL) }
-        process.signal(SIGTERM)
-        process.wait()
+        if let process = lock.withLock({ () -> ChildProcess? in defer { self.process = nil }; return self.process }) {
+            for child in Self.descendants(of: process.pid) { kill(child, SIGKILL) }
+            process.signal(SIGTERM)
+            process.wait()
+        }
         if FileManager.default.fileExists(atPath: tmuxSocket.path) {
             _ = try? ProcessRunner.run("tmux", ["-S", tmuxSocket.path, "kill-server"], timeout: 5)
         }
+        for pid in markedProcesses() { kill(pid, SIGKILL) }
     }
 
     /// Kills sshd and its per-connection processes with SIGKILL, as if the host vanished.
@@ -183,10 +188,32 @@ public final class SSHServer: @unchecked Sendable {
         process.wait()
     }
 
-    /// Kills the tmux server the stand-in started and removes the fixture directory.
+    /// Stops everything (see `stop`) and removes the fixture directory.
     public func destroy() {
         stop()
         directory.remove()
+    }
+
+    /// Processes whose environment holds this fixture's mark, or whose command line names the
+    /// fixture's directory (tmux rewrites its environment block, but not its arguments).
+    public func markedProcesses() -> [Int32] {
+        let mark = Array("HERDR_FIXTURE=\(directory.path)".utf8)
+        let path = Array(directory.path.utf8)
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> Int32? in
+            guard let pid = Int32(entry), pid != getpid() else { return nil }
+            if let environment = FileManager.default.contents(atPath: "/proc/\(entry)/environ"),
+                environment.split(separator: 0).contains(where: { Array($0) == mark })
+            {
+                return pid
+            }
+            if let arguments = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"),
+                arguments.split(separator: 0).contains(where: { Array($0).starts(with: path) })
+            {
+                return pid
+            }
+            return nil
+        }
     }
 
     public func log() -> String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }

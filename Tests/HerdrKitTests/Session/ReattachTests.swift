@@ -53,6 +53,9 @@ struct ReattachTests {
         try await harness.waitUntil("failure") { session.state.isFinal }
         #expect(session.failureKind == .connectionLost)
         #expect(session.state.failureMessage?.contains("Connection to 127.0.0.1 port \(server.port) lost") == true)
+        // Whatever outlived sshd (tmux, if it had daemonized in time) is found and stopped.
+        server.stop()
+        #expect(server.markedProcesses().isEmpty)
     }
 
     @Test("a host that stops answering is detected by keepalives, and the session reattaches")
