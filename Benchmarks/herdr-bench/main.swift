@@ -2,13 +2,13 @@ import Foundation
 import Glibc
 
 // herdr-bench: performance targets, measured beside their anchors in the same run.
-//   herdr-bench [ssh] [noise] run the suites (default: all) and print Markdown results
+//   herdr-bench [ssh] [noise] [pair]  run the suites (default: all) and print Markdown results
 //   herdr-bench stall-child   internal: the stalled-consumer scenario in a process of its own
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "stall-child" {
     exit(await StallChild.run())
 }
-let suites = arguments.isEmpty ? ["ssh", "noise"] : arguments
+let suites = arguments.isEmpty ? ["ssh", "noise", "pair"] : arguments
 let environment = ProcessInfo.processInfo.environment
 let runs = Int(environment["HERDR_BENCH_RUNS"] ?? "") ?? 3
 let keystrokes = Int(environment["HERDR_BENCH_KEYSTROKES"] ?? "") ?? 1000
@@ -34,8 +34,16 @@ for suite in suites {
             FileHandle.standardError.write(Data("error: noise benchmark failed: \(error)\n".utf8))
             exit(1)
         }
+    case "pair":
+        print("QR pairing: herdr-remote pair to the first screen, beside ssh attaching to the same session")
+        do {
+            markdown += try PairBenchmarks(runs: max(runs, 5)).run().markdown
+        } catch {
+            FileHandle.standardError.write(Data("error: pair benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
     default:
-        FileHandle.standardError.write(Data("error: unknown suite '\(suite)' (known: ssh, noise)\n".utf8))
+        FileHandle.standardError.write(Data("error: unknown suite '\(suite)' (known: ssh, noise, pair)\n".utf8))
         exit(64)
     }
 }

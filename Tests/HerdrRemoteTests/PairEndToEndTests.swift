@@ -9,88 +9,13 @@ import Testing
 /// in the root namespace scanning its code, approval answered on the helper, then the attach.
 @Suite("Pairing end to end: herdr-remote pair with herdr-pair")
 struct PairEndToEndTests {
-    /// A tailnet host running `herdr-pair --test-mode` for one pairing.
-    final class TailnetHost {
-        let namespace: TestNetworkNamespace?
-        let server: SSHServer
-        let helper: ChildProcess
-        let helperInput: Int32
-        private let helperOutput: Int32
-        private var buffered = ""
-
-        /// `host` is the name put in the code: the namespace address unless given.
-        init(session: String, host: String? = nil, onLoopback: Bool = false) throws {
-            namespace = onLoopback ? nil : try TestNetworkNamespace()
-            var options = SSHServer.Options()
-            if let namespace {
-                options.networkNamespace = namespace.name
-                options.listenAddress = namespace.innerAddress
-            }
-            server = try SSHServer(options)
-            // herdr-pair runs as the account and rewrites authorized_keys beside itself.
-            for path in [server.directory.path, server.authorizedKeysFile.path] {
-                guard chown(path, server.user.uid, server.user.gid) == 0 else { throw FixtureError("chown \(path) failed") }
-            }
-            let input = try PipePair()
-            let output = try PipePair()
-            let executable = URL(fileURLWithPath: CLIHarness.executable).deletingLastPathComponent()
-                .appendingPathComponent("herdr-pair").path
-            helper = try ChildProcess(
-                "/usr/bin/setpriv",
-                [
-                    "--reuid=\(server.user.uid)", "--regid=\(server.user.gid)", "--init-groups", "--", executable,
-                    "--test-mode", "--session", session, "--host", host ?? namespace!.innerAddress, "--port",
-                    String(server.port), "--authorized-keys", server.authorizedKeysFile.path, "--host-key",
-                    server.directory.appending("keys/ssh_host_ed25519_key.pub").path,
-                ],
-                environment: [
-                    "HOME": server.homeDirectory.path, "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
-                    "HERDR_PAIR_TEST_MODE": "1", "USER": server.user.name, "LOGNAME": server.user.name,
-                ], stdin: input.read, stdout: output.write)
-            close(input.read)
-            close(output.write)
-            helperInput = input.write
-            helperOutput = output.read
-        }
-
-        func tearDown() {
-            helper.signal(SIGTERM)
-            _ = helper.wait(timeout: 10)
-            close(helperInput)
-            close(helperOutput)
-            server.destroy()
-            namespace?.remove()
-        }
-
-        /// The next line the helper prints on stdout that starts with `prefix`.
-        func line(startingWith prefix: String, timeout: Double = 30) throws -> String {
-            let deadline = Date().addingTimeInterval(timeout)
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            while true {
-                if let newline = buffered.firstIndex(of: "\n") {
-                    let line = String(buffered[..<newline])
-                    buffered.removeSubrange(...newline)
-                    if line.hasPrefix(prefix) { return line }
-                    continue
-                }
-                let remaining = deadline.timeIntervalSinceNow
-                guard remaining > 0 else { throw FixtureError("herdr-pair printed no \(prefix) line in \(timeout) s") }
-                var fds = [pollfd(fd: helperOutput, events: Int16(POLLIN), revents: 0)]
-                guard poll(&fds, 1, Int32(remaining * 1000)) > 0 else { continue }
-                let n = read(helperOutput, &chunk, chunk.count)
-                guard n > 0 else { throw FixtureError("herdr-pair closed its output before a \(prefix) line") }
-                buffered += String(decoding: chunk[0..<n], as: UTF8.self)
-            }
-        }
-
-        func answer(_ text: String) {
-            _ = (text + "\n").withCString { write(helperInput, $0, strlen($0)) }
-        }
+    static var herdrPair: String {
+        URL(fileURLWithPath: CLIHarness.executable).deletingLastPathComponent().appendingPathComponent("herdr-pair").path
     }
 
     @Test("pairs, pins the host key, saves the host and attaches to the tmux-backed session")
     func pairsAndAttaches() throws {
-        let host = try TailnetHost(session: "paired")
+        let host = try PairingHost(session: "paired", herdrPair: Self.herdrPair)
         defer { host.tearDown() }
         let before = try readText(host.server.authorizedKeysFile)
         let url = String(try host.line(startingWith: "READY ").dropFirst(6))
@@ -153,7 +78,7 @@ struct PairEndToEndTests {
 
     @Test("a code whose name resolves to loopback fails with notOnTailnet before any SSH byte")
     func loopbackIsNotTheTailnet() throws {
-        let host = try TailnetHost(session: "never", host: "localhost", onLoopback: true)
+        let host = try PairingHost(session: "never", herdrPair: Self.herdrPair, host: "localhost", onLoopback: true)
         defer { host.tearDown() }
         let url = String(try host.line(startingWith: "READY ").dropFirst(6))
         let cli = try CLIHarness()
