@@ -11,9 +11,12 @@ struct PairBenchmarks {
     let runs: Int
 
     func run() throws -> BenchReport {
-        var report = BenchReport(title: "QR pairing (issue 3): `herdr-remote pair` to the first screen, approval answered at once")
-        let directory = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments[0]).deletingLastPathComponent()
+        var report = BenchReport(
+            title: "QR pairing (issue 3): `herdr-remote pair` to the first screen, approval answered at once")
+        let directory = URL(
+            fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                ?? CommandLine.arguments[0]
+        ).deletingLastPathComponent()
         let client = directory.appendingPathComponent("herdr-remote").path
         let helper = directory.appendingPathComponent("herdr-pair").path
         var pairings: [Double] = []
@@ -33,7 +36,8 @@ struct PairBenchmarks {
             }
             let start = now()
             approver.start()
-            try firstScreen(client, ["pair", url, "--yes", "--name", "bench"], environment: environment, marker: "[\(session)]")
+            try firstScreen(
+                client, ["pair", url, "--yes", "--name", "bench"], environment: environment, marker: "[\(session)]")
             pairings.append(now() - start)
 
             let key = config.url.appendingPathComponent("herdr-remote/id_ed25519").path
@@ -41,23 +45,29 @@ struct PairBenchmarks {
             try firstScreen(
                 "ssh",
                 [
-                    "-tt", "-F", "/dev/null", "-i", key, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                    "-o", "LogLevel=error", "-p", String(host.server.port), "\(host.server.user.name)@\(host.namespace!.innerAddress)",
+                    "-tt", "-F", "/dev/null", "-i", key, "-o", "StrictHostKeyChecking=no", "-o",
+                    "UserKnownHostsFile=/dev/null",
+                    "-o", "LogLevel=error", "-p", String(host.server.port),
+                    "\(host.server.user.name)@\(host.namespace!.innerAddress)",
                     "exec \"$SHELL\" -lc 'herdr session attach \(session)'",
                 ], environment: nil, marker: "[\(session)]")
             sshAttaches.append(now() - sshStart)
         }
         report.add(
             "pair to first screen, tailnet host in a namespace (median of \(runs))",
-            ours: "\(format(median(pairings) * 1000, 0)) ms", anchor: "\(format(median(sshAttaches) * 1000, 0)) ms (ssh attach, already authorized)",
+            ours: "\(format(median(pairings) * 1000, 0)) ms",
+            anchor: "\(format(median(sshAttaches) * 1000, 0)) ms (ssh attach, already authorized)",
             ratio: "\(format(median(pairings) / median(sshAttaches)))×", target: "< 1000 ms")
         report.notes.append(
-            "Pairing includes the host-key probe-free connect with the one-time key, the enroll exchange, approval, saving, pinning, a second connection with the device key, and tmux drawing its first screen. Loopback is refused by the tailnet gate, so only the namespace is measured; its veth is a local link.")
+            "Pairing includes the host-key probe-free connect with the one-time key, the enroll exchange, approval, saving, pinning, a second connection with the device key, and tmux drawing its first screen. Loopback is refused by the tailnet gate, so only the namespace is measured; its veth is a local link."
+        )
         return report
     }
 
     /// Runs a program until `marker` shows up on its stdout, then ends it.
-    private func firstScreen(_ executable: String, _ arguments: [String], environment: [String: String]?, marker: String) throws {
+    private func firstScreen(
+        _ executable: String, _ arguments: [String], environment: [String: String]?, marker: String
+    ) throws {
         let stdout = try PipePair()
         let child = try ChildProcess(executable, arguments, environment: environment, stdout: stdout.write)
         close(stdout.write)
@@ -73,7 +83,9 @@ struct PairBenchmarks {
         var buffer = [UInt8](repeating: 0, count: 65536)
         let deadline = now() + 30
         while !screen.contains(marker) {
-            guard now() < deadline else { throw FixtureError("\(executable) showed no \(marker) within 30 s: \(screen.suffix(300))") }
+            guard now() < deadline else {
+                throw FixtureError("\(executable) showed no \(marker) within 30 s: \(screen.suffix(300))")
+            }
             var fds = [pollfd(fd: stdout.read, events: Int16(POLLIN), revents: 0)]
             guard poll(&fds, 1, 200) > 0 else { continue }
             let n = read(stdout.read, &buffer, buffer.count)

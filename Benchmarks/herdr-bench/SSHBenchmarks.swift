@@ -34,14 +34,17 @@ final class SSHBenchmarks {
         _ = try HostKeyPins(directory: directory).pin(
             try SSHPublicKey(openSSHLine: try server.scannedKey()), hostname: server.host, port: server.port)
         bigFile = server.directory.appending("big")
-        try ProcessRunner.run("/bin/sh", ["-c", "head -c \(Self.bulkBytes) /dev/urandom > \(bigFile.path) && chmod 644 \(bigFile.path)"], timeout: 120, check: true)
+        try ProcessRunner.run(
+            "/bin/sh", ["-c", "head -c \(Self.bulkBytes) /dev/urandom > \(bigFile.path) && chmod 644 \(bigFile.path)"],
+            timeout: 120, check: true)
     }
 
     func destroy() { server.destroy() }
 
     var sshArguments: [String] {
         [
-            "-F", "/dev/null", "-i", directory.deviceKeyFile.path, "-p", String(server.port), "-o", "StrictHostKeyChecking=no",
+            "-F", "/dev/null", "-i", directory.deviceKeyFile.path, "-p", String(server.port), "-o",
+            "StrictHostKeyChecking=no",
             "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=error", "-o", "BatchMode=yes",
             "\(server.user.name)@\(server.host)",
         ]
@@ -49,7 +52,7 @@ final class SSHBenchmarks {
 
     func run() async throws -> BenchReport {
         var report = BenchReport(title: "SSH road (issue 2): herdr-remote vs OpenSSH `ssh`, same sshd, same run")
-        
+
         let mb = Double(Self.bulkBytes) / 1e6
         for pty in [false, true] {
             var oursDirect: [Double] = []
@@ -63,16 +66,20 @@ final class SSHBenchmarks {
                 sshSameCipher.append(try sshCat(pty: pty, cipher: "aes128-ctr"))
             }
             let label = pty ? "cat 256 MiB, PTY" : "cat 256 MiB, no PTY"
-            for (anchorName, anchor) in [("ssh default cipher", sshDefault), ("ssh forced to aes128-ctr", sshSameCipher)] {
+            for (anchorName, anchor) in [
+                ("ssh default cipher", sshDefault), ("ssh forced to aes128-ctr", sshSameCipher),
+            ] {
                 report.add(
                     "\(label), \(pty ? "herdr-remote's direct output" : "SSHConnection") vs \(anchorName)",
-                    ours: "\(format(mb / median(oursDirect), 0)) MB/s", anchor: "\(format(mb / median(anchor), 0)) MB/s",
+                    ours: "\(format(mb / median(oursDirect), 0)) MB/s",
+                    anchor: "\(format(mb / median(anchor), 0)) MB/s",
                     ratio: "\(format(median(anchor) / median(oursDirect)))×", target: "≥ 1.0×")
             }
             if pty {
                 report.add(
                     "\(label), TerminalSession onOutput (MainActor) vs ssh default cipher",
-                    ours: "\(format(mb / median(oursMainActor), 0)) MB/s", anchor: "\(format(mb / median(sshDefault), 0)) MB/s",
+                    ours: "\(format(mb / median(oursMainActor), 0)) MB/s",
+                    anchor: "\(format(mb / median(sshDefault), 0)) MB/s",
                     ratio: "\(format(median(sshDefault) / median(oursMainActor)))×", target: "≥ 1.0×")
             }
         }
@@ -82,7 +89,8 @@ final class SSHBenchmarks {
         let sshRTT = try sshKeystrokeRoundTrips()
         for (p, name) in [(0.5, "p50"), (0.99, "p99")] {
             report.add(
-                "keystroke echo \(name), herdr-remote program (pipes)", ours: "\(format(percentile(cliRTT, p) * 1e6, 0)) µs",
+                "keystroke echo \(name), herdr-remote program (pipes)",
+                ours: "\(format(percentile(cliRTT, p) * 1e6, 0)) µs",
                 anchor: "\(format(percentile(sshRTT, p) * 1e6, 0)) µs",
                 ratio: "\(format(percentile(cliRTT, p) / percentile(sshRTT, p)))×", target: "≤ 1.1×")
             report.add(
@@ -94,11 +102,15 @@ final class SSHBenchmarks {
         let (oursPeak, oursBaseline) = try stalledConsumerPeakInChild()
         let sshPeak = try sshStalledPeak()
         report.add(
-            "peak RSS, 64 MiB writer, consumer stalled 3 s", ours: "\(oursPeak / 1024) MiB (\((oursPeak - oursBaseline) / 1024) MiB above idle)",
+            "peak RSS, 64 MiB writer, consumer stalled 3 s",
+            ours: "\(oursPeak / 1024) MiB (\((oursPeak - oursBaseline) / 1024) MiB above idle)",
             anchor: "\(sshPeak / 1024) MiB (ssh)", ratio: "-", target: "bounded")
         report.notes.append(
-            "Machine: \(ProcessInfo.processInfo.activeProcessorCount) cores; \(opensshVersion()); our cipher \(try negotiatedCipher()) (libssh2 1.10 has no chacha20-poly1305 or AES-GCM); ssh's default is chacha20-poly1305.")
-        report.notes.append("Throughput is the median of \(runs) runs, wall time from start to the last byte, including connection setup. Keystroke: \(keystrokes) one-byte round trips through `stty raw -echo; cat` on the remote PTY.")
+            "Machine: \(ProcessInfo.processInfo.activeProcessorCount) cores; \(opensshVersion()); our cipher \(try negotiatedCipher()) (libssh2 1.10 has no chacha20-poly1305 or AES-GCM); ssh's default is chacha20-poly1305."
+        )
+        report.notes.append(
+            "Throughput is the median of \(runs) runs, wall time from start to the last byte, including connection setup. Keystroke: \(keystrokes) one-byte round trips through `stty raw -echo; cat` on the remote PTY."
+        )
         return report
     }
 
@@ -109,7 +121,8 @@ final class SSHBenchmarks {
         let pin = try HostKeyPins(directory: directory).pinnedKey(hostname: server.host, port: server.port)!
         return SSHConnectionConfiguration(
             host: server.host, port: server.port, hostKeyPolicy: .accept([pin.blob]),
-            credentials: SSHCredentials(username: server.user.name, privateKey: key.privateKey), pty: pty, command: command)
+            credentials: SSHCredentials(username: server.user.name, privateKey: key.privateKey), pty: pty,
+            command: command)
     }
 
     /// No PTY, output counted by a sink on the connection's own thread (no handoff per chunk).
@@ -154,7 +167,11 @@ final class SSHBenchmarks {
         await session.connect(cols: 200, rows: 50)
         var finishedAt: Double?
         while finishedAt == nil && !session.state.isFinal {
-            if received.withLock({ $0 }) >= Self.bulkBytes { finishedAt = now() } else { try await Task.sleep(for: .milliseconds(2)) }
+            if received.withLock({ $0 }) >= Self.bulkBytes {
+                finishedAt = now()
+            } else {
+                try await Task.sleep(for: .milliseconds(2))
+            }
         }
         session.disconnect()
         let total = received.withLock { $0 }
@@ -172,7 +189,9 @@ final class SSHBenchmarks {
         let start = now()
         let (bytes, status) = try countOutput(of: "ssh", arguments)
         let seconds = now() - start
-        guard status == 0, bytes == Self.bulkBytes else { throw FixtureError("ssh cat gave \(bytes) bytes, status \(status)") }
+        guard status == 0, bytes == Self.bulkBytes else {
+            throw FixtureError("ssh cat gave \(bytes) bytes, status \(status)")
+        }
         return seconds
     }
 
@@ -203,7 +222,8 @@ final class SSHBenchmarks {
 
     private func libraryKeystrokeRoundTrips() async throws -> [Double] {
         let profile = HostProfile(
-            name: "bench", hostname: server.host, port: server.port, username: server.user.name, remoteCommand: Self.echoCommand)
+            name: "bench", hostname: server.host, port: server.port, username: server.user.name,
+            remoteCommand: Self.echoCommand)
         let session = TerminalSession(profile: profile, store: store, options: TerminalSessionOptions()) { _ in false }
         let echo = EchoWaiter()
         session.onOutput = { echo.received($0) }
@@ -227,10 +247,13 @@ final class SSHBenchmarks {
 
     private func cliKeystrokeRoundTrips() throws -> [Double] {
         let profile = HostProfile(
-            name: "bench-echo", hostname: server.host, port: server.port, username: server.user.name, remoteCommand: Self.echoCommand)
+            name: "bench-echo", hostname: server.host, port: server.port, username: server.user.name,
+            remoteCommand: Self.echoCommand)
         store.upsert(profile)
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let client = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("herdr-remote").path
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let client = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("herdr-remote")
+            .path
         var environment = ProcessInfo.processInfo.environment
         // ConfigDirectory.standard() appends "herdr-remote"; give it a parent whose child is our directory.
         let parent = try TemporaryDirectory(prefix: "herdr-bench-xdg-")
@@ -244,10 +267,13 @@ final class SSHBenchmarks {
     }
 
     /// Writes one byte at a time to a program's stdin and times until it appears on its stdout.
-    private func pipeRoundTrips(executable: String, arguments: [String], environment: [String: String]?) throws -> [Double] {
+    private func pipeRoundTrips(executable: String, arguments: [String], environment: [String: String]?) throws
+        -> [Double]
+    {
         let input = try PipePair()
         let output = try PipePair()
-        let child = try ChildProcess(executable, arguments, environment: environment, stdin: input.read, stdout: output.write)
+        let child = try ChildProcess(
+            executable, arguments, environment: environment, stdin: input.read, stdout: output.write)
         close(input.read)
         close(output.write)
         defer {
@@ -276,7 +302,9 @@ final class SSHBenchmarks {
             _ = write(input.write, &byte, 1)
             var seen = false
             while !seen {
-                guard let got = readByte(timeout: 5) else { throw FixtureError("\(executable): no echo for keystroke \(index)") }
+                guard let got = readByte(timeout: 5) else {
+                    throw FixtureError("\(executable): no echo for keystroke \(index)")
+                }
                 seen = got == byte
             }
             samples.append(now() - start)
@@ -289,24 +317,29 @@ final class SSHBenchmarks {
     /// Runs the stalled-consumer scenario in a child process of this binary, so the peak RSS is its own.
     private func stalledConsumerPeakInChild() throws -> (Int, Int) {
         let environment = ProcessInfo.processInfo.environment.merging([
-            "HERDR_BENCH_HOST": server.host, "HERDR_BENCH_PORT": String(server.port), "HERDR_BENCH_USER": server.user.name,
+            "HERDR_BENCH_HOST": server.host, "HERDR_BENCH_PORT": String(server.port),
+            "HERDR_BENCH_USER": server.user.name,
             "HERDR_BENCH_CONFIG": directory.url.path,
         ]) { $1 }
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let result = try ProcessRunner.run(executable, ["stall-child"], environment: environment, timeout: 180)
-        guard result.status == 0, let line = result.stdout.split(separator: "\n").last(where: { $0.hasPrefix("peak_kib=") })
+        guard result.status == 0,
+            let line = result.stdout.split(separator: "\n").last(where: { $0.hasPrefix("peak_kib=") })
         else { throw FixtureError("stall child failed: \(result.stdout) \(result.stderr)") }
-        let fields = Dictionary(uniqueKeysWithValues: line.split(separator: " ").map { pair -> (String, Int) in
-            let parts = pair.split(separator: "=")
-            return (String(parts[0]), Int(parts[1]) ?? 0)
-        })
+        let fields = Dictionary(
+            uniqueKeysWithValues: line.split(separator: " ").map { pair -> (String, Int) in
+                let parts = pair.split(separator: "=")
+                return (String(parts[0]), Int(parts[1]) ?? 0)
+            })
         return (fields["peak_kib"] ?? 0, fields["baseline_kib"] ?? 0)
     }
 
     /// ssh's own peak RSS when its stdout is not read for 3 s while the host writes 64 MiB.
     private func sshStalledPeak() throws -> Int {
         let pipe = try PipePair()
-        let child = try ChildProcess("ssh", ["-T"] + sshArguments + ["head -c \(Self.stallBytes) /dev/zero"], stdout: pipe.write)
+        let child = try ChildProcess(
+            "ssh", ["-T"] + sshArguments + ["head -c \(Self.stallBytes) /dev/zero"], stdout: pipe.write)
         close(pipe.write)
         defer { close(pipe.read) }
         var peak = 0

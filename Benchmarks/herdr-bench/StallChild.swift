@@ -17,7 +17,8 @@ enum StallChild {
         let store = HostStore(directory: ConfigDirectory(url: URL(fileURLWithPath: config)))
         let total = SSHBenchmarks.stallBytes
         let profile = HostProfile(
-            name: "stall", hostname: host, port: port, username: user, remoteCommand: "head -c \(total) /dev/zero; sleep 1")
+            name: "stall", hostname: host, port: port, username: user,
+            remoteCommand: "head -c \(total) /dev/zero; sleep 1")
         let session = TerminalSession(profile: profile, store: store, options: TerminalSessionOptions()) { _ in false }
         let baseline = peakRSSKiB()
         var received = 0

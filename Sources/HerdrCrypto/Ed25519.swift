@@ -20,7 +20,11 @@ public final class Ed25519PrivateKey: @unchecked Sendable {
         guard seed.count == Self.seedSize else {
             throw CryptoError(.invalidKey, "Ed25519 seed must be 32 bytes, got \(seed.count)")
         }
-        guard let key = seed.withUnsafeBufferPointer({ EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, $0.baseAddress, 32) }) else {
+        guard
+            let key = seed.withUnsafeBufferPointer({
+                EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, $0.baseAddress, 32)
+            })
+        else {
             throw CryptoError.openSSL("EVP_PKEY_new_raw_private_key(Ed25519)")
         }
         self.key = key
@@ -50,7 +54,9 @@ public final class Ed25519PrivateKey: @unchecked Sendable {
     public func signature(for message: [UInt8]) throws(CryptoError) -> [UInt8] {
         guard let ctx = EVP_MD_CTX_new() else { throw CryptoError.openSSL("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(ctx) }
-        guard EVP_DigestSignInit(ctx, nil, nil, nil, key) == 1 else { throw CryptoError.openSSL("EVP_DigestSignInit(Ed25519)") }
+        guard EVP_DigestSignInit(ctx, nil, nil, nil, key) == 1 else {
+            throw CryptoError.openSSL("EVP_DigestSignInit(Ed25519)")
+        }
         var signature = [UInt8](repeating: 0, count: Self.signatureSize)
         var size = Self.signatureSize
         // OpenSSL wants a non-null pointer even for an empty message.
@@ -78,7 +84,11 @@ public struct Ed25519PublicKey: Hashable, Sendable {
     /// True when `signature` is a valid Ed25519 signature of `message` under this key.
     public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
         guard signature.count == Ed25519PrivateKey.signatureSize else { return false }
-        guard let key = raw.withUnsafeBufferPointer({ EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, $0.baseAddress, 32) }) else {
+        guard
+            let key = raw.withUnsafeBufferPointer({
+                EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, $0.baseAddress, 32)
+            })
+        else {
             ERR_clear_error()
             return false
         }

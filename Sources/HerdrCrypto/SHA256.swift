@@ -10,7 +10,9 @@ public enum SHA256 {
         var size: UInt32 = 0
         let status = data.withUnsafeBytes { input in
             digest.withUnsafeMutableBytes { out in
-                EVP_Digest(input.baseAddress, input.count, out.baseAddress!.assumingMemoryBound(to: UInt8.self), &size, EVP_sha256(), nil)
+                EVP_Digest(
+                    input.baseAddress, input.count, out.baseAddress!.assumingMemoryBound(to: UInt8.self), &size,
+                    EVP_sha256(), nil)
             }
         }
         precondition(status == 1 && size == 32, "EVP_Digest(SHA-256) failed")

@@ -8,7 +8,9 @@ public enum SecureRandom {
         OpenSSLRuntime.prepare()
         var out = [UInt8](repeating: 0, count: count)
         guard count > 0 else { return out }
-        let status = out.withUnsafeMutableBytes { RAND_bytes($0.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(count)) }
+        let status = out.withUnsafeMutableBytes {
+            RAND_bytes($0.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(count))
+        }
         precondition(status == 1, "RAND_bytes failed: the system random source is unavailable")
         return out
     }

@@ -88,7 +88,9 @@ final class ChannelPump {
             }
             if halfSent == nil && endOfInputRequested && !endOfInputSent && input.isEmpty { try perform(.endOfInput) }
             let quiet = Monotonic.now - callbacks.lastReceive
-            if halfSent == nil && !outputOutstanding && (keepaliveInFlight || quiet >= interval) { try perform(.keepalive) }
+            if halfSent == nil && !outputOutstanding && (keepaliveInFlight || quiet >= interval) {
+                try perform(.keepalive)
+            }
             if halfSent == nil && !outputOutstanding {
                 try perform(.read)
                 if try deliverHeldOutput() { continue }
@@ -103,7 +105,9 @@ final class ChannelPump {
             let silence = Monotonic.now - callbacks.lastReceive
             if !outputOutstanding && silence > silenceLimit {
                 throw .failure(
-                    SSHFailure(.connectionLost, "Connection to \(endpoint) lost: no answer to keepalives for \(Int(silence)) s"))
+                    SSHFailure(
+                        .connectionLost, "Connection to \(endpoint) lost: no answer to keepalives for \(Int(silence)) s"
+                    ))
             }
             try sleep(silence: silence)
         }
@@ -114,7 +118,8 @@ final class ChannelPump {
 
     private func trace(_ text: @autoclosure () -> String) {
         guard Self.tracing else { return }
-        let line = "[pump \(UInt(bitPattern: ObjectIdentifier(self).hashValue) % 1000) \(String(format: "%.3f", Monotonic.now))] \(text())\n"
+        let line =
+            "[pump \(UInt(bitPattern: ObjectIdentifier(self).hashValue) % 1000) \(String(format: "%.3f", Monotonic.now))] \(text())\n"
         _ = line.withCString { write(2, $0, strlen($0)) }
     }
 
@@ -161,7 +166,8 @@ final class ChannelPump {
                 } else if written == Int(LIBSSH2_ERROR_EAGAIN) {
                     blocked(.write)
                     break
-                } else if written == Int(LIBSSH2_ERROR_CHANNEL_EOF_SENT) || written == Int(LIBSSH2_ERROR_CHANNEL_CLOSED) {
+                } else if written == Int(LIBSSH2_ERROR_CHANNEL_EOF_SENT) || written == Int(LIBSSH2_ERROR_CHANNEL_CLOSED)
+                {
                     inputOffset = input.count  // the command no longer reads; drop what is left
                 } else if written < 0 {
                     throw .failure(lost())
@@ -221,7 +227,9 @@ final class ChannelPump {
             while heldStdout.count + heldStderr.count < limit {
                 let room = min(readBuffer.count, limit - heldStdout.count - heldStderr.count)
                 let n = readBuffer.withUnsafeMutableBufferPointer { buffer in
-                    buffer.withMemoryRebound(to: CChar.self) { libssh2_channel_read_ex(channel.raw, stream, $0.baseAddress, room) }
+                    buffer.withMemoryRebound(to: CChar.self) {
+                        libssh2_channel_read_ex(channel.raw, stream, $0.baseAddress, room)
+                    }
                 }
                 trace("read stream \(stream) -> \(n) outbound=\(session.blockDirections.outbound)")
                 if n > 0 {
@@ -273,11 +281,14 @@ final class ChannelPump {
         }
         if readWouldBlock || waitingForWindow || (keepaliveInFlight && !outputOutstanding) { events |= Int16(POLLIN) }
         var fds = [
-            pollfd(fd: socket.fd, events: events, revents: 0), pollfd(fd: control.wake.fd, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: socket.fd, events: events, revents: 0),
+            pollfd(fd: control.wake.fd, events: Int16(POLLIN), revents: 0),
         ]
         let untilNext = keepaliveInFlight ? silenceLimit - silence : interval - silence
         let timeout = Int32(max(0.01, min(untilNext, interval)) * 1000)
-        trace("poll events=\(events) timeout=\(timeout) halfSent=\(String(describing: halfSent)) outstanding=\(outputOutstanding) keepalive=\(keepaliveInFlight)")
+        trace(
+            "poll events=\(events) timeout=\(timeout) halfSent=\(String(describing: halfSent)) outstanding=\(outputOutstanding) keepalive=\(keepaliveInFlight)"
+        )
         let rc = poll(&fds, 2, timeout)
         trace("poll -> \(rc) socket=\(fds[0].revents) wake=\(fds[1].revents)")
         if rc < 0 && errno != EINTR {

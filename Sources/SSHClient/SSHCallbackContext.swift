@@ -30,11 +30,14 @@ final class SSHCallbackContext {
         rounds += 1
         // A server that keeps asking forever gets empty answers and fails the method.
         guard rounds <= 10, !challenge.prompts.isEmpty else { return challenge.prompts.map { _ in "" } }
-        if let password = credentials.password, !passwordOffered, challenge.prompts.count == 1, !challenge.prompts[0].echo {
+        if let password = credentials.password, !passwordOffered, challenge.prompts.count == 1,
+            !challenge.prompts[0].echo
+        {
             passwordOffered = true
             return [password]
         }
-        guard let responder = credentials.responder, let answers = responder(challenge), answers.count == challenge.prompts.count
+        guard let responder = credentials.responder, let answers = responder(challenge),
+            answers.count == challenge.prompts.count
         else {
             responderGaveUp = true
             return challenge.prompts.map { _ in "" }
@@ -50,7 +53,9 @@ final class SSHCallbackContext {
 
 /// recv(2) for libssh2 that also notes when bytes last arrived. Returns -errno on failure as libssh2 expects.
 let countingReceive:
-    @convention(c) (libssh2_socket_t, UnsafeMutableRawPointer?, Int, Int32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int =
+    @convention(c) (
+        libssh2_socket_t, UnsafeMutableRawPointer?, Int, Int32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+    ) -> Int =
         { fd, buffer, length, flags, abstract in
             let n = recv(fd, buffer, length, flags)
             if n < 0 { return -Int(errno) }
@@ -61,7 +66,8 @@ let countingReceive:
 /// Signs the userauth request with the device's Ed25519 key; libssh2 frees the result with free(3).
 let ed25519Sign:
     @convention(c) (
-        OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?, UnsafeMutablePointer<Int>?, UnsafePointer<UInt8>?, Int,
+        OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?, UnsafeMutablePointer<Int>?,
+        UnsafePointer<UInt8>?, Int,
         UnsafeMutablePointer<UnsafeMutableRawPointer?>?
     ) -> Int32 = { _, signatureOut, lengthOut, data, dataLength, abstract in
         guard let context = SSHCallbackContext.from(abstract), let key = context.credentials.privateKey, let data,
@@ -79,7 +85,8 @@ let ed25519Sign:
 /// Copies a keyboard-interactive round into Swift, asks the context, and hands libssh2 malloc'ed answers.
 let keyboardInteractiveResponse:
     @convention(c) (
-        UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, Int32, Int32, UnsafePointer<LIBSSH2_USERAUTH_KBDINT_PROMPT>?,
+        UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, Int32, Int32,
+        UnsafePointer<LIBSSH2_USERAUTH_KBDINT_PROMPT>?,
         UnsafeMutablePointer<LIBSSH2_USERAUTH_KBDINT_RESPONSE>?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?
     ) -> Void = { name, nameLength, instruction, instructionLength, count, prompts, responses, abstract in
         guard let context = SSHCallbackContext.from(abstract), let responses, count > 0, let prompts else { return }
@@ -99,7 +106,9 @@ let keyboardInteractiveResponse:
             let answer = Array((index < answers.count ? answers[index] : "").utf8)
             guard let copy = malloc(max(answer.count, 1))?.assumingMemoryBound(to: CChar.self) else { continue }
             answer.withUnsafeBufferPointer { bytes in
-                bytes.withMemoryRebound(to: CChar.self) { if let base = $0.baseAddress { copy.initialize(from: base, count: answer.count) } }
+                bytes.withMemoryRebound(to: CChar.self) {
+                    if let base = $0.baseAddress { copy.initialize(from: base, count: answer.count) }
+                }
             }
             responses[index].text = copy
             responses[index].length = UInt32(answer.count)

@@ -9,7 +9,9 @@ final class SSHConnectionWorker {
     /// Algorithms offered to the server. CBC modes, SHA-1 MACs and RC4 are left out on purpose.
     static let kexAlgorithms =
         "curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group16-sha512,diffie-hellman-group14-sha256"
-    static let hostKeyAlgorithms = ["ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "ssh-rsa"]
+    static let hostKeyAlgorithms = [
+        "ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "ssh-rsa",
+    ]
     static let ciphers = "aes128-ctr,aes256-ctr,aes192-ctr"
     static let macs = "hmac-sha2-256,hmac-sha2-512"
     static let packetSize: UInt32 = 32768
@@ -35,7 +37,9 @@ final class SSHConnectionWorker {
         self.configuration = configuration
         self.control = control
         self.emit = emit
-        self.callbacks = SSHCallbackContext(credentials: configuration.credentials, target: "\(configuration.credentials.username)@\(configuration.host)")
+        self.callbacks = SSHCallbackContext(
+            credentials: configuration.credentials,
+            target: "\(configuration.credentials.username)@\(configuration.host)")
     }
 
     private var endpoint: String { "\(configuration.host) port \(configuration.port)" }
@@ -65,7 +69,9 @@ final class SSHConnectionWorker {
         let deadline = Monotonic.now + configuration.handshakeTimeout.seconds
         let session = try makeSession()
         self.session = session
-        try call("key exchange", deadline: deadline, failure: .handshake) { libssh2_session_handshake(session.raw, socket.fd) }
+        try call("key exchange", deadline: deadline, failure: .handshake) {
+            libssh2_session_handshake(session.raw, socket.fd)
+        }
 
         guard let hostKey = session.hostKey() else {
             throw .failure(SSHFailure(.handshake, "\(endpoint) presented no host key"))
@@ -91,7 +97,8 @@ final class SSHConnectionWorker {
     private func makeSession() throws(SSHConnectionStop) -> SSHSessionHandle {
         do {
             let session = try SSHSessionHandle(abstract: Unmanaged.passUnretained(callbacks).toOpaque())
-            libssh2_session_callback_set(session.raw, LIBSSH2_CALLBACK_RECV, unsafeBitCast(countingReceive, to: UnsafeMutableRawPointer.self))
+            libssh2_session_callback_set(
+                session.raw, LIBSSH2_CALLBACK_RECV, unsafeBitCast(countingReceive, to: UnsafeMutableRawPointer.self))
             try session.setMethodPreference(LIBSSH2_METHOD_KEX, Self.kexAlgorithms)
             let preferred = configuration.preferredHostKeyAlgorithms.filter { Self.hostKeyAlgorithms.contains($0) }
             let hostKeys = preferred + Self.hostKeyAlgorithms.filter { !preferred.contains($0) }
@@ -144,7 +151,8 @@ final class SSHConnectionWorker {
                 if try attempt(
                     "keyboard-interactive", session: session, deadline: deadline,
                     {
-                        libssh2_userauth_keyboard_interactive_ex(session.raw, user, UInt32(user.utf8.count), keyboardInteractiveResponse)
+                        libssh2_userauth_keyboard_interactive_ex(
+                            session.raw, user, UInt32(user.utf8.count), keyboardInteractiveResponse)
                     })
                 {
                     return "keyboard-interactive"
@@ -160,7 +168,9 @@ final class SSHConnectionWorker {
             ))
     }
 
-    private func attemptPublicKey(_ key: Ed25519PrivateKey, session: SSHSessionHandle, deadline: Double) throws(SSHConnectionStop) -> Bool {
+    private func attemptPublicKey(_ key: Ed25519PrivateKey, session: SSHSessionHandle, deadline: Double)
+        throws(SSHConnectionStop) -> Bool
+    {
         let user = configuration.credentials.username
         let blob = SSHKeyBlob.ed25519(key.publicKey.raw)
         var abstract: UnsafeMutableRawPointer? = Unmanaged.passUnretained(callbacks).toOpaque()
@@ -189,16 +199,22 @@ final class SSHConnectionWorker {
             } else {
                 return false
             }
-            if try attempt("password", session: session, deadline: deadline, {
-                libssh2_userauth_password_ex(session.raw, user, UInt32(user.utf8.count), password, UInt32(password.utf8.count), nil)
-            }) {
+            if try attempt(
+                "password", session: session, deadline: deadline,
+                {
+                    libssh2_userauth_password_ex(
+                        session.raw, user, UInt32(user.utf8.count), password, UInt32(password.utf8.count), nil)
+                })
+            {
                 return true
             }
         }
     }
 
     /// Runs one authentication call to completion; false when the server said no.
-    private func attempt(_ method: String, session: SSHSessionHandle, deadline: Double, _ call: () -> Int32) throws(SSHConnectionStop) -> Bool {
+    private func attempt(_ method: String, session: SSHSessionHandle, deadline: Double, _ call: () -> Int32)
+        throws(SSHConnectionStop) -> Bool
+    {
         while true {
             let rc = call()
             switch LibSSH2Status(rc) {
@@ -222,7 +238,8 @@ final class SSHConnectionWorker {
     private func openSession(session: SSHSessionHandle, deadline: Double) throws(SSHConnectionStop) {
         var raw: OpaquePointer?
         while raw == nil {
-            raw = libssh2_channel_open_ex(session.raw, "session", 7, UInt32(configuration.receiveWindow), Self.packetSize, nil, 0)
+            raw = libssh2_channel_open_ex(
+                session.raw, "session", 7, UInt32(configuration.receiveWindow), Self.packetSize, nil, 0)
             if raw == nil {
                 guard session.lastErrorCode == LIBSSH2_ERROR_EAGAIN else {
                     throw .failure(phaseFailure(.channel, "Opening a session channel", session: session))
@@ -238,7 +255,8 @@ final class SSHConnectionWorker {
                 modes.withUnsafeBufferPointer { modeBytes in
                     modeBytes.withMemoryRebound(to: CChar.self) { modeChars in
                         libssh2_channel_request_pty_ex(
-                            channel.raw, pty.term, UInt32(pty.term.utf8.count), modeChars.baseAddress, UInt32(modes.count),
+                            channel.raw, pty.term, UInt32(pty.term.utf8.count), modeChars.baseAddress,
+                            UInt32(modes.count),
                             Int32(pty.cols), Int32(pty.rows), 0, 0)
                     }
                 }
@@ -263,11 +281,17 @@ final class SSHConnectionWorker {
     }
 
     /// The remote sent EOF: close our side, wait for the close, and collect the exit status.
-    private func finishChannel(_ channel: SSHChannelHandle, session: SSHSessionHandle) throws(SSHConnectionStop) -> SSHTermination {
+    private func finishChannel(_ channel: SSHChannelHandle, session: SSHSessionHandle) throws(SSHConnectionStop)
+        -> SSHTermination
+    {
         let deadline = Monotonic.now + 5
         do {
-            try call("Closing the channel", deadline: deadline, failure: .connectionLost) { libssh2_channel_close(channel.raw) }
-            try call("Closing the channel", deadline: deadline, failure: .connectionLost) { libssh2_channel_wait_closed(channel.raw) }
+            try call("Closing the channel", deadline: deadline, failure: .connectionLost) {
+                libssh2_channel_close(channel.raw)
+            }
+            try call("Closing the channel", deadline: deadline, failure: .connectionLost) {
+                libssh2_channel_wait_closed(channel.raw)
+            }
         } catch {
             if case .cancelled = error { throw .cancelled }
             // Otherwise the exit status usually arrived already; report what we have.
@@ -288,7 +312,9 @@ final class SSHConnectionWorker {
     // MARK: Helpers
 
     /// Runs a non-blocking libssh2 call until it completes, waiting on the socket between tries.
-    private func call(_ what: String, deadline: Double, failure kind: SSHFailure.Kind, _ body: () -> Int32) throws(SSHConnectionStop) {
+    private func call(_ what: String, deadline: Double, failure kind: SSHFailure.Kind, _ body: () -> Int32)
+        throws(SSHConnectionStop)
+    {
         guard let session else { throw .failure(SSHFailure(.internalError, "\(what): no session")) }
         while true {
             switch LibSSH2Status(body()) {
@@ -304,14 +330,20 @@ final class SSHConnectionWorker {
         if control.isCancelled { throw .cancelled }
         let remaining = deadline - Monotonic.now
         guard remaining > 0 else {
-            throw .failure(SSHFailure(.timeout, "\(endpoint) did not finish \(phase) within \(Int(configuration.handshakeTimeout.seconds)) s"))
+            throw .failure(
+                SSHFailure(
+                    .timeout,
+                    "\(endpoint) did not finish \(phase) within \(Int(configuration.handshakeTimeout.seconds)) s"))
         }
         let directions = session.blockDirections
         var events: Int16 = 0
         if directions.inbound { events |= Int16(POLLIN) }
         if directions.outbound { events |= Int16(POLLOUT) }
         if events == 0 { events = Int16(POLLIN) }
-        var fds = [pollfd(fd: socket.fd, events: events, revents: 0), pollfd(fd: control.wake.fd, events: Int16(POLLIN), revents: 0)]
+        var fds = [
+            pollfd(fd: socket.fd, events: events, revents: 0),
+            pollfd(fd: control.wake.fd, events: Int16(POLLIN), revents: 0),
+        ]
         let rc = poll(&fds, 2, Int32(min(remaining, 1) * 1000) + 1)
         if rc < 0 && errno != EINTR {
             throw .failure(SSHFailure(.internalError, "poll failed: \(errnoText())"))
@@ -323,11 +355,17 @@ final class SSHConnectionWorker {
     private func phaseFailure(_ kind: SSHFailure.Kind, _ what: String, session: SSHSessionHandle) -> SSHFailure {
         let code = session.lastErrorCode
         if Self.socketErrors.contains(code) {
-            let reason = kind == .handshake ? "the server closed the connection during the key exchange" : session.lastErrorMessage
-            return SSHFailure(kind == .handshake ? .handshake : .connectionLost, "Connection to \(endpoint) lost: \(reason)")
+            let reason =
+                kind == .handshake
+                ? "the server closed the connection during the key exchange" : session.lastErrorMessage
+            return SSHFailure(
+                kind == .handshake ? .handshake : .connectionLost, "Connection to \(endpoint) lost: \(reason)")
         }
         if code == LIBSSH2_ERROR_KEX_FAILURE {
-            return SSHFailure(.handshake, "\(what) with \(endpoint) failed: no common algorithm (\(session.lastErrorMessage)); the host needs an Ed25519 or ECDSA host key")
+            return SSHFailure(
+                .handshake,
+                "\(what) with \(endpoint) failed: no common algorithm (\(session.lastErrorMessage)); the host needs an Ed25519 or ECDSA host key"
+            )
         }
         return SSHFailure(kind, "\(what) with \(endpoint) failed: \(session.lastErrorMessage)")
     }
@@ -337,7 +375,8 @@ final class SSHConnectionWorker {
     }
 
     private static let socketErrors: Set<Int32> = [
-        LIBSSH2_ERROR_SOCKET_DISCONNECT, LIBSSH2_ERROR_SOCKET_RECV, LIBSSH2_ERROR_SOCKET_SEND, LIBSSH2_ERROR_BANNER_RECV,
+        LIBSSH2_ERROR_SOCKET_DISCONNECT, LIBSSH2_ERROR_SOCKET_RECV, LIBSSH2_ERROR_SOCKET_SEND,
+        LIBSSH2_ERROR_BANNER_RECV,
         LIBSSH2_ERROR_BANNER_SEND,
     ]
 

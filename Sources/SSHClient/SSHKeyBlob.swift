@@ -10,7 +10,10 @@ public enum SSHKeyBlob {
 
     static func appendString(_ bytes: [UInt8], to out: inout [UInt8]) {
         let n = UInt32(bytes.count)
-        out.append(contentsOf: [UInt8(n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)])
+        out.append(contentsOf: [
+            UInt8(n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8),
+            UInt8(truncatingIfNeeded: n),
+        ])
         out.append(contentsOf: bytes)
     }
 }

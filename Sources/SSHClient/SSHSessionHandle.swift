@@ -37,7 +37,8 @@ final class SSHSessionHandle {
     func setMethodPreference(_ method: Int32, _ list: String) throws(SSHFailure) {
         let rc = libssh2_session_method_pref(raw, method, list)
         guard rc == 0 else {
-            throw SSHFailure(.internalError, "libssh2_session_method_pref(\(method), \(list)) failed: \(lastErrorMessage)")
+            throw SSHFailure(
+                .internalError, "libssh2_session_method_pref(\(method), \(list)) failed: \(lastErrorMessage)")
         }
     }
 

@@ -25,7 +25,9 @@ final class TCPSocket {
         var lastFailure = SSHFailure(.unreachable, "No address for \(host)")
         var refusal: SSHFailure?
         for address in addresses {
-            let fd = socket(Int32(address.family), Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let fd = socket(
+                Int32(address.family),
+                Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else {
                 lastFailure = SSHFailure(.unreachable, "socket() failed: \(errnoText())")
                 continue
@@ -45,13 +47,18 @@ final class TCPSocket {
                 case .ready:
                     break
                 case .timedOut:
-                    throw .failure(SSHFailure(.unreachable, "Connection to \(host) port \(port) timed out after \(Int(timeout.seconds)) s"))
+                    throw .failure(
+                        SSHFailure(
+                            .unreachable, "Connection to \(host) port \(port) timed out after \(Int(timeout.seconds)) s"
+                        ))
                 }
                 var error: Int32 = 0
                 var size = socklen_t(MemoryLayout<Int32>.size)
                 getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size)
                 if error != 0 {
-                    lastFailure = SSHFailure(.unreachable, "Cannot connect to \(display(numeric, port)): \(String(cString: strerror(error)))")
+                    lastFailure = SSHFailure(
+                        .unreachable, "Cannot connect to \(display(numeric, port)): \(String(cString: strerror(error)))"
+                    )
                     continue
                 }
             }
@@ -93,22 +100,32 @@ final class TCPSocket {
         while let entry = cursor {
             if let addr = entry.pointee.ai_addr {
                 let bytes = [UInt8](UnsafeRawBufferPointer(start: addr, count: Int(entry.pointee.ai_addrlen)))
-                out.append(ResolvedAddress(family: entry.pointee.ai_family, storage: bytes, length: entry.pointee.ai_addrlen, numericHost: numericName(addr, entry.pointee.ai_addrlen) ?? host))
+                out.append(
+                    ResolvedAddress(
+                        family: entry.pointee.ai_family, storage: bytes, length: entry.pointee.ai_addrlen,
+                        numericHost: numericName(addr, entry.pointee.ai_addrlen) ?? host))
             }
             cursor = entry.pointee.ai_next
         }
-        guard !out.isEmpty else { throw .failure(SSHFailure(.unreachable, "Could not resolve host \(host): no addresses")) }
+        guard !out.isEmpty else {
+            throw .failure(SSHFailure(.unreachable, "Could not resolve host \(host): no addresses"))
+        }
         return out
     }
 
     private enum WaitResult { case ready, timedOut }
 
-    private static func waitWritable(fd: Int32, deadline: Double, wake: WakeSignal, isCancelled: () -> Bool) throws(SSHConnectionStop) -> WaitResult {
+    private static func waitWritable(fd: Int32, deadline: Double, wake: WakeSignal, isCancelled: () -> Bool)
+        throws(SSHConnectionStop) -> WaitResult
+    {
         while true {
             if isCancelled() { throw .cancelled }
             let remaining = deadline - Monotonic.now
             if remaining <= 0 { return .timedOut }
-            var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0), pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: fd, events: Int16(POLLOUT), revents: 0),
+                pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0),
+            ]
             let rc = poll(&fds, 2, Int32(min(remaining * 1000, 1000).rounded(.up)))
             if rc < 0 && errno != EINTR {
                 throw .failure(SSHFailure(.internalError, "poll failed: \(errnoText())"))
@@ -132,7 +149,9 @@ final class TCPSocket {
 
     private static func numericName(_ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> String? {
         var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-        guard getnameinfo(address, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else { return nil }
+        guard getnameinfo(address, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else {
+            return nil
+        }
         return String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 

@@ -17,7 +17,8 @@ enum ConnectCommand {
         arguments: [PositionalSpec("name", help: "A host saved with herdr-remote add.")],
         flags: [
             FlagSpec("no-reattach", help: "Fail at once when the connection drops instead of reattaching."),
-            FlagSpec("accept-new-host-key", help: "Pin a new host's key without asking (a changed key is still refused)."),
+            FlagSpec(
+                "accept-new-host-key", help: "Pin a new host's key without asking (a changed key is still refused)."),
         ],
         exitCodes: RemoteExitCode.connectCodes,
         handler: { @MainActor arguments in
@@ -44,7 +45,9 @@ enum ConnectCommand {
             }
             return await BlockingCall.run { TerminalPrompt.confirm(prompt: "Trust this host key and connect? [y/N] ") }
         }
-        terminal.status("Connecting to \(host.name) (\(host.username)@\(HostCommands.endpoint(CanonicalHost.hostname(host.hostname), host.port)))...")
+        terminal.status(
+            "Connecting to \(host.name) (\(host.username)@\(HostCommands.endpoint(CanonicalHost.hostname(host.hostname), host.port)))..."
+        )
         let size = terminal.size
         await session.connect(cols: size.cols, rows: size.rows)
         guard session.state == .connected else { return finish(session, terminal: terminal, signal: nil) }
@@ -82,7 +85,8 @@ enum ConnectCommand {
             guard session.state != lastState else { continue }
             switch session.state {
             case .reconnecting(let attempt, let reason):
-                terminal.status(attempt == 1 ? "\(reason); reattaching..." : "Reattaching (attempt \(attempt)): \(reason)")
+                terminal.status(
+                    attempt == 1 ? "\(reason); reattaching..." : "Reattaching (attempt \(attempt)): \(reason)")
             case .connected:
                 if case .reconnecting = lastState { terminal.status("Reattached.") }
             default:
@@ -104,12 +108,15 @@ enum ConnectCommand {
         case .hostKeyChanged:
             if let challenge = session.rejectedHostKey {
                 StandardError.write(
-                    "If you know why it changed, forget the old key with: herdr-remote forget-host-key \(challenge.endpoint)\n")
+                    "If you know why it changed, forget the old key with: herdr-remote forget-host-key \(challenge.endpoint)\n"
+                )
             }
             return RemoteExitCode.hostKeyRefused
         case .hostKeyNotTrusted: return RemoteExitCode.hostKeyRefused
         case .authentication:
-            StandardError.write("Authorize this device with the line from `herdr-remote key`, or store a password with `herdr-remote password`.\n")
+            StandardError.write(
+                "Authorize this device with the line from `herdr-remote key`, or store a password with `herdr-remote password`.\n"
+            )
             return RemoteExitCode.authenticationFailed
         case .unreachable, .handshake: return RemoteExitCode.unreachable
         case .connectionLost: return RemoteExitCode.connectionLost

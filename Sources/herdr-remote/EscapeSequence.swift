@@ -8,7 +8,8 @@ struct EscapeSequence {
         case showHelp
     }
 
-    static let help = "Supported escape sequences (after a newline):\r\n  ~.  disconnect\r\n  ~?  this help\r\n  ~~  send a ~\r\n"
+    static let help =
+        "Supported escape sequences (after a newline):\r\n  ~.  disconnect\r\n  ~?  this help\r\n  ~~  send a ~\r\n"
 
     private var atLineStart = true
     private var sawTilde = false

@@ -18,7 +18,8 @@ enum HostCommands {
                 let pin = (try? pins.pinnedKey(hostname: host.hostname, port: host.port))?.map(\.fingerprintSHA256)
                 let session = host.remoteCommand.map { "command: \($0)" } ?? host.herdrSession ?? "default"
                 rows.append([
-                    host.name, "\(host.username)@\(endpoint(host.hostname, host.port))", host.platform.rawValue, session,
+                    host.name, "\(host.username)@\(endpoint(host.hostname, host.port))", host.platform.rawValue,
+                    session,
                     pin ?? "not pinned yet",
                 ])
             }
@@ -41,7 +42,9 @@ enum HostCommands {
             OptionSpec("port", short: "p", help: "SSH port.", defaultValue: "22"),
             OptionSpec("user", short: "u", help: "Login name on the host.", defaultValue: "your local user name"),
             OptionSpec("platform", help: "unix or windows: decides how herdr is started.", defaultValue: "unix"),
-            OptionSpec("session", short: "s", help: "herdr session to attach (1-64 of A-Z a-z 0-9 . _ -).", defaultValue: "herdr's default"),
+            OptionSpec(
+                "session", short: "s", help: "herdr session to attach (1-64 of A-Z a-z 0-9 . _ -).",
+                defaultValue: "herdr's default"),
             OptionSpec("command", valueName: "command", help: "Run this command instead of herdr (verbatim)."),
         ],
         flags: [FlagSpec("replace", help: "Replace an existing host of the same name.")],
@@ -66,7 +69,8 @@ enum HostCommands {
             let session = arguments.wasGiven("session") ? arguments.string("session") : nil
             if let session, !HerdrSessionName.isValid(session) {
                 throw arguments.usageError(
-                    "invalid herdr session name \(HerdrCommand.posixQuoted(session)): use 1-64 of A-Z a-z 0-9 . _ - (not . or ..)")
+                    "invalid herdr session name \(HerdrCommand.posixQuoted(session)): use 1-64 of A-Z a-z 0-9 . _ - (not . or ..)"
+                )
             }
             let store = try openStore()
             let existing = store.host(named: name)
@@ -90,14 +94,16 @@ enum HostCommands {
             let host = try findHost(arguments.positional("name") ?? "", in: store)
             store.delete(host.id)
             if let error = store.lastError { throw RemoteError(.ioError, error) }
-            print("Removed \(host.name). Its pinned host key for \(endpoint(host.hostname, host.port)) stays; "
-                + "forget it with: herdr-remote forget-host-key \(endpoint(host.hostname, host.port))")
+            print(
+                "Removed \(host.name). Its pinned host key for \(endpoint(host.hostname, host.port)) stays; "
+                    + "forget it with: herdr-remote forget-host-key \(endpoint(host.hostname, host.port))")
             return .success
         })
 
     static let password = CommandSpec(
         name: "password", abstract: "Store or clear the password used when the host does not accept the device key.",
-        discussion: "The password is read from the terminal without echo (or from stdin when it is not a terminal) and kept in secrets.json (mode 0600), never in hosts.json.",
+        discussion:
+            "The password is read from the terminal without echo (or from stdin when it is not a terminal) and kept in secrets.json (mode 0600), never in hosts.json.",
         arguments: [PositionalSpec("name", help: "The host the password is for.")],
         flags: [FlagSpec("clear", help: "Forget the stored password.")],
         handler: { @MainActor arguments in
@@ -108,7 +114,9 @@ enum HostCommands {
                 print("Cleared the password for \(host.name).")
                 return .success
             }
-            guard let secret = try TerminalPrompt.readLine(prompt: "Password for \(host.username)@\(host.hostname): ", echo: false),
+            guard
+                let secret = try TerminalPrompt.readLine(
+                    prompt: "Password for \(host.username)@\(host.hostname): ", echo: false),
                 !secret.isEmpty
             else { throw RemoteError(.failure, "no password given; nothing stored") }
             store.setPassword(secret, for: host.id)
@@ -133,7 +141,9 @@ enum HostCommands {
     static func findHost(_ name: String, in store: HostStore) throws -> HostProfile {
         guard let host = store.host(named: name) else {
             let known = store.hosts.map(\.name).sorted()
-            let hint = known.isEmpty ? "no hosts are saved yet; add one with herdr-remote add" : "known: \(known.joined(separator: ", "))"
+            let hint =
+                known.isEmpty
+                ? "no hosts are saved yet; add one with herdr-remote add" : "known: \(known.joined(separator: ", "))"
             throw RemoteError(.usage, "no host named '\(name)' (\(hint))")
         }
         return host

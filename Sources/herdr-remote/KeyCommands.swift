@@ -22,8 +22,10 @@ enum KeyCommands {
         })
 
     static let forgetHostKey = CommandSpec(
-        name: "forget-host-key", abstract: "Forget the pinned host key of HOST[:PORT], so the next connection asks again.",
-        discussion: "Only do this when you know why the host's key changed (a reinstall, a new machine at the same name).",
+        name: "forget-host-key",
+        abstract: "Forget the pinned host key of HOST[:PORT], so the next connection asks again.",
+        discussion:
+            "Only do this when you know why the host's key changed (a reinstall, a new machine at the same name).",
         arguments: [PositionalSpec("destination", help: "host, host:port, or [ipv6]:port (port 22 when omitted).")],
         handler: { arguments in
             let text = arguments.positional("destination") ?? ""
@@ -49,12 +51,16 @@ enum KeyCommands {
             host = String(trimmed[trimmed.index(after: trimmed.startIndex)..<close])
             let rest = trimmed[trimmed.index(after: close)...]
             if !rest.isEmpty {
-                guard rest.hasPrefix(":"), let value = Int(rest.dropFirst()), (1...65535).contains(value) else { return nil }
+                guard rest.hasPrefix(":"), let value = Int(rest.dropFirst()), (1...65535).contains(value) else {
+                    return nil
+                }
                 port = value
             }
         } else if trimmed.filter({ $0 == ":" }).count == 1, let colon = trimmed.firstIndex(of: ":") {
             host = String(trimmed[..<colon])
-            guard let value = Int(trimmed[trimmed.index(after: colon)...]), (1...65535).contains(value) else { return nil }
+            guard let value = Int(trimmed[trimmed.index(after: colon)...]), (1...65535).contains(value) else {
+                return nil
+            }
             port = value
         }
         host = CanonicalHost.hostname(host)

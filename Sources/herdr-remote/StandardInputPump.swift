@@ -12,7 +12,8 @@ final class StandardInputPump: Sendable {
     private let onEnd: @MainActor @Sendable () -> Void
 
     init(
-        input: TerminalInput, interpretEscapes: Bool, onAction: @escaping @MainActor @Sendable (EscapeSequence.Action) -> Void,
+        input: TerminalInput, interpretEscapes: Bool,
+        onAction: @escaping @MainActor @Sendable (EscapeSequence.Action) -> Void,
         onEnd: @escaping @MainActor @Sendable () -> Void
     ) {
         self.input = input

@@ -12,7 +12,8 @@ struct CLIHarness {
 
     /// The herdr-remote binary built beside this test bundle.
     static var executable: String {
-        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let me =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("herdr-remote").path
     }
 
@@ -26,7 +27,8 @@ struct CLIHarness {
 
     @discardableResult
     func run(_ arguments: [String], input: String = "", timeout: Double = 60) throws -> ProcessResult {
-        try ProcessRunner.run(Self.executable, arguments, environment: environment, input: Array(input.utf8), timeout: timeout)
+        try ProcessRunner.run(
+            Self.executable, arguments, environment: environment, input: Array(input.utf8), timeout: timeout)
     }
 
     /// Saves a host pointing at `server` and authorizes this config's device key there.
@@ -35,7 +37,8 @@ struct CLIHarness {
             let key = try run(["key"])
             try server.authorize(key.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         }
-        let result = try run(["add", name, "--host", server.host, "--port", String(server.port), "--user", server.user.name] + extra)
+        let result = try run(
+            ["add", name, "--host", server.host, "--port", String(server.port), "--user", server.user.name] + extra)
         guard result.status == 0 else { throw FixtureError("add failed: \(result.stderr)") }
     }
 }

@@ -41,7 +41,10 @@ struct CommandLineTests {
     @Test("add, hosts, remove: profiles round-trip and a duplicate needs --replace")
     func hostProfiles() throws {
         let cli = try CLIHarness()
-        #expect(try cli.run(["add", "studio", "--host", "Studio.TS.net.", "--port", "2200", "--user", "alice", "--session", "work"]).status == 0)
+        #expect(
+            try cli.run([
+                "add", "studio", "--host", "Studio.TS.net.", "--port", "2200", "--user", "alice", "--session", "work",
+            ]).status == 0)
         let listing = try cli.run(["hosts"]).stdout
         #expect(listing.contains("studio"))
         #expect(listing.contains("alice@studio.ts.net:2200"))

@@ -14,10 +14,12 @@ struct ConnectExitCodeTests {
         let result = try cli.run(["connect", "box"], input: "y\n")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("remote-says-hi"))
-        #expect(result.stderr.contains("The authenticity of host '127.0.0.1' (port \(server.port)) can't be established."))
+        #expect(
+            result.stderr.contains("The authenticity of host '127.0.0.1' (port \(server.port)) can't be established."))
         #expect(result.stderr.contains("ED25519 key fingerprint is SHA256:"))
         let found = try ProcessRunner.run(
-            "ssh-keygen", ["-F", "[127.0.0.1]:\(server.port)", "-f", cli.directory.appendingPathComponent("known_hosts").path])
+            "ssh-keygen",
+            ["-F", "[127.0.0.1]:\(server.port)", "-f", cli.directory.appendingPathComponent("known_hosts").path])
         #expect(found.status == 0)
     }
 
@@ -48,7 +50,8 @@ struct ConnectExitCodeTests {
         try writeText("[127.0.0.1]:\(server.port) \(fakeKey)\n", to: knownHosts)
         let result = try cli.run(["connect", "box"])
         #expect(result.status == 10)
-        let oldPrint = try sshKeygen(["-l", "-E", "sha256", "-f", fake.file("k.pub").path]).stdout.split(separator: " ")[1]
+        let oldPrint = try sshKeygen(["-l", "-E", "sha256", "-f", fake.file("k.pub").path]).stdout.split(
+            separator: " ")[1]
         #expect(result.stderr.contains("Host key for 127.0.0.1:\(server.port) changed: was \(oldPrint), now SHA256:"))
         #expect(result.stderr.contains("herdr-remote forget-host-key 127.0.0.1:\(server.port)"))
         #expect(try readText(knownHosts) == "[127.0.0.1]:\(server.port) \(fakeKey)\n")
@@ -57,7 +60,9 @@ struct ConnectExitCodeTests {
         let forget = try cli.run(["forget-host-key", "127.0.0.1:\(server.port)"])
         #expect(forget.status == 0)
         #expect(forget.stdout.contains(String(oldPrint)))
-        #expect(try ProcessRunner.run("ssh-keygen", ["-F", "[127.0.0.1]:\(server.port)", "-f", knownHosts.path]).status == 1)
+        #expect(
+            try ProcessRunner.run("ssh-keygen", ["-F", "[127.0.0.1]:\(server.port)", "-f", knownHosts.path]).status == 1
+        )
         #expect(try cli.run(["forget-host-key", "127.0.0.1:\(server.port)"]).status == 1)
     }
 
@@ -108,7 +113,9 @@ func freeTCPPort() throws -> Int {
     inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let ok = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+        }
     }
     guard ok else { throw FixtureError("no free port") }
     return Int(UInt16(bigEndian: address.sin_port))

@@ -26,19 +26,25 @@ struct InteractiveTerminalTests {
             if enter { try tmux(["send-keys", "-t", "local", "Enter"]) }
         }
         var screen: String { (try? tmux(["capture-pane", "-p", "-t", "local"]).stdout) ?? "" }
-        var paneTTY: String { (try? tmux(["display", "-p", "-t", "local", "#{pane_tty}"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? "" }
+        var paneTTY: String {
+            (try? tmux(["display", "-p", "-t", "local", "#{pane_tty}"]).stdout.trimmingCharacters(
+                in: .whitespacesAndNewlines)) ?? ""
+        }
 
         func waitFor(_ text: String, timeout: Double = 20) throws {
             let deadline = Date().addingTimeInterval(timeout)
             while !screen.contains(text) {
-                guard Date() < deadline else { throw FixtureError("timed out waiting for \(text.debugDescription); screen:\n\(screen)") }
+                guard Date() < deadline else {
+                    throw FixtureError("timed out waiting for \(text.debugDescription); screen:\n\(screen)")
+                }
                 usleep(50_000)
             }
         }
     }
 
     /// Prints `MODES=isig,icanon,echo.` (stty's order) when the terminal is in its normal cooked mode.
-    static let printModes = "echo MODES=$(stty -a | tr ' ;' '\\n\\n' | grep -x -e '-\\?icanon' -e '-\\?echo' -e '-\\?isig' | paste -sd, -)."
+    static let printModes =
+        "echo MODES=$(stty -a | tr ' ;' '\\n\\n' | grep -x -e '-\\?icanon' -e '-\\?echo' -e '-\\?isig' | paste -sd, -)."
 
     static func ttyModes(_ tty: String) throws -> String {
         try ProcessRunner.run("stty", ["-F", tty, "-a"], check: true).stdout
@@ -54,7 +60,8 @@ struct InteractiveTerminalTests {
         let terminal = try LocalTerminal(cli: cli, directory: scratch)
         let tty = terminal.paneTTY
         // What the terminal is left in is checked by the next command, before bash's readline touches it.
-        try terminal.type("\(CLIHarness.executable) connect box --accept-new-host-key; echo EXIT=$?; \(Self.printModes)")
+        try terminal.type(
+            "\(CLIHarness.executable) connect box --accept-new-host-key; echo EXIT=$?; \(Self.printModes)")
         try terminal.waitFor("remote>")
         let modes = try Self.ttyModes(tty)
         #expect(modes.contains("-icanon") && modes.contains("-echo ") && modes.contains("-isig"))
@@ -81,9 +88,12 @@ struct InteractiveTerminalTests {
         let terminal = try LocalTerminal(cli: cli, directory: scratch)
         // Started in the foreground group of bash (so it owns the terminal), its PID written to a file.
         let pidFile = scratch.file("pid").path
-        try terminal.type("sh -c 'echo $$ > \(pidFile); exec \(CLIHarness.executable) connect box --accept-new-host-key'; echo EXIT=$?; \(Self.printModes)")
+        try terminal.type(
+            "sh -c 'echo $$ > \(pidFile); exec \(CLIHarness.executable) connect box --accept-new-host-key'; echo EXIT=$?; \(Self.printModes)"
+        )
         try terminal.waitFor("remote>")
-        let pid = try #require(Int32(try readText(URL(fileURLWithPath: pidFile)).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let pid = try #require(
+            Int32(try readText(URL(fileURLWithPath: pidFile)).trimmingCharacters(in: .whitespacesAndNewlines)))
         kill(pid, SIGTERM)
         try terminal.waitFor("EXIT=143")
         try terminal.waitFor("MODES=isig,icanon,echo.")

@@ -10,7 +10,8 @@ import Testing
 @Suite("Pairing end to end: herdr-remote pair with herdr-pair")
 struct PairEndToEndTests {
     static var herdrPair: String {
-        URL(fileURLWithPath: CLIHarness.executable).deletingLastPathComponent().appendingPathComponent("herdr-pair").path
+        URL(fileURLWithPath: CLIHarness.executable).deletingLastPathComponent().appendingPathComponent("herdr-pair")
+            .path
     }
 
     @Test("pairs, pins the host key, saves the host and attaches to the tmux-backed session")
@@ -62,7 +63,10 @@ struct PairEndToEndTests {
         #expect(!store.contains("remoteCommand\" : \""))
         let pinned = try ProcessRunner.run(
             "ssh-keygen",
-            ["-F", "[\(host.namespace!.innerAddress)]:\(host.server.port)", "-f", cli.directory.appendingPathComponent("known_hosts").path])
+            [
+                "-F", "[\(host.namespace!.innerAddress)]:\(host.server.port)", "-f",
+                cli.directory.appendingPathComponent("known_hosts").path,
+            ])
         #expect(pinned.stdout.contains(try host.server.scannedKey().split(separator: " ")[1]))
         _ = host.helper.wait(timeout: 10)
         let after = try readText(host.server.authorizedKeysFile)
@@ -72,7 +76,8 @@ struct PairEndToEndTests {
         #expect(added.first?.contains("herdr-ios:E2E-Laptop:") == true)
         let device = try readText(cli.directory.appendingPathComponent("id_ed25519.pub")).split(separator: " ")[1]
         #expect(added.first?.contains(device) == true)
-        let sessions = try ProcessRunner.run("tmux", ["-S", host.server.tmuxSocket.path, "list-sessions", "-F", "#{session_name}"])
+        let sessions = try ProcessRunner.run(
+            "tmux", ["-S", host.server.tmuxSocket.path, "list-sessions", "-F", "#{session_name}"])
         #expect(sessions.stdout.split(separator: "\n").contains("paired"))
     }
 

@@ -51,7 +51,8 @@ extension SSHServer {
     ) -> SSHConnectionConfiguration {
         SSHConnectionConfiguration(
             host: host, port: port, hostKeyPolicy: policy,
-            credentials: SSHCredentials(username: user.name, privateKey: key, password: password), pty: pty, command: command,
+            credentials: SSHCredentials(username: user.name, privateKey: key, password: password), pty: pty,
+            command: command,
             connectTimeout: .seconds(5), handshakeTimeout: .seconds(20))
     }
 

@@ -10,7 +10,8 @@ struct SSHConnectionTests {
     func probeReportsHostKey() async throws {
         let server = try SSHServer()
         defer { server.destroy() }
-        let connection = try SSHConnection(configuration: server.configuration(key: nil, policy: .probe, command: "true"))
+        let connection = try SSHConnection(
+            configuration: server.configuration(key: nil, policy: .probe, command: "true"))
         let run = await ConnectionRun.run(connection)
         let expected = try server.hostKeyBlob()
         guard case .probed(let key) = run.termination else {
@@ -28,7 +29,8 @@ struct SSHConnectionTests {
         defer { server.destroy() }
         let key = try server.authorizedKey()
         let other = SSHKeyBlob.ed25519(Ed25519PrivateKey().publicKey.raw)
-        let connection = try SSHConnection(configuration: server.configuration(key: key, policy: .accept([other]), command: "true"))
+        let connection = try SSHConnection(
+            configuration: server.configuration(key: key, policy: .accept([other]), command: "true"))
         let run = await ConnectionRun.run(connection)
         guard case .hostKeyRejected(let presented) = run.termination else {
             Issue.record("expected .hostKeyRejected, got \(String(describing: run.termination))")
@@ -45,7 +47,8 @@ struct SSHConnectionTests {
         let key = try server.authorizedKey()
         let accepted: Set<[UInt8]> = [try server.hostKeyBlob()]
         let connection = try SSHConnection(
-            configuration: server.configuration(key: key, policy: .accept(accepted), command: "echo out; echo err >&2; exit 3"))
+            configuration: server.configuration(
+                key: key, policy: .accept(accepted), command: "echo out; echo err >&2; exit 3"))
         let run = await ConnectionRun.run(connection)
         #expect(run.authenticatedMethod == "publickey")
         #expect(run.stdoutText == "out\n")
@@ -61,7 +64,8 @@ struct SSHConnectionTests {
         let accepted: Set<[UInt8]> = [try server.hostKeyBlob()]
         let connection = try SSHConnection(
             configuration: server.configuration(
-                key: key, policy: .accept(accepted), command: "echo TERM=$TERM; stty size; stty -a | tr ' ' '\\n' | grep -x -- '-\\?iutf8'",
+                key: key, policy: .accept(accepted),
+                command: "echo TERM=$TERM; stty size; stty -a | tr ' ' '\\n' | grep -x -- '-\\?iutf8'",
                 pty: PTYRequest(cols: 80, rows: 24)))
         let run = await ConnectionRun.run(connection)
         let lines = run.stdoutText.split(whereSeparator: \.isNewline).map(String.init)

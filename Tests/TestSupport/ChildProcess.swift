@@ -43,9 +43,9 @@ public final class ChildProcess: @unchecked Sendable {
         posix_spawnattr_setflags(&attributes, Int16(flags))
 
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for pointer in argv { free(pointer) } }
         let env = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { env.forEach { free($0) } }
+        defer { for pointer in env { free(pointer) } }
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, path, &actions, &attributes, argv, env)
         guard rc == 0 else { throw FixtureError("posix_spawn \(path) failed: \(String(cString: strerror(rc)))") }
@@ -105,7 +105,9 @@ public struct PipePair {
 
     public init(nonBlockingRead: Bool = false) throws {
         var fds: [Int32] = [-1, -1]
-        guard csystem_pipe_cloexec(&fds, 0) == 0 else { throw FixtureError("pipe2 failed: \(String(cString: strerror(errno)))") }
+        guard csystem_pipe_cloexec(&fds, 0) == 0 else {
+            throw FixtureError("pipe2 failed: \(String(cString: strerror(errno)))")
+        }
         if nonBlockingRead { _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK) }
         read = fds[0]
         write = fds[1]

@@ -49,7 +49,8 @@ public func runConcurrently<T: Sendable>(_ count: Int, _ body: @escaping @Sendab
 
 /// Runs `body` on a thread of its own whose file accesses are checked as user `uid` (nobody by
 /// default), so tests running as root can still show what a permission failure does.
-public func asFileSystemUser<T: Sendable>(_ uid: uid_t = 65534, _ body: @escaping @Sendable () throws -> T) throws -> T {
+public func asFileSystemUser<T: Sendable>(_ uid: uid_t = 65534, _ body: @escaping @Sendable () throws -> T) throws -> T
+{
     let result = Mutex<Result<T, any Error>?>(nil)
     let done = DispatchSemaphore(value: 0)
     Thread {

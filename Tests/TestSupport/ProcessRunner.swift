@@ -26,10 +26,11 @@ public enum ProcessRunner {
         let child: ChildProcess
         do {
             child = try ChildProcess(
-                executable, arguments, environment: environment, stdin: stdin.read, stdout: stdout.write, stderr: stderr.write,
+                executable, arguments, environment: environment, stdin: stdin.read, stdout: stdout.write,
+                stderr: stderr.write,
                 currentDirectory: currentDirectory)
         } catch {
-            [stdin.read, stdin.write, stdout.read, stdout.write, stderr.read, stderr.write].forEach { close($0) }
+            for fd in [stdin.read, stdin.write, stdout.read, stdout.write, stderr.read, stderr.write] { close(fd) }
             throw error
         }
         close(stdin.read)
@@ -52,8 +53,9 @@ public enum ProcessRunner {
             if remaining <= 0 {
                 child.signal(SIGKILL)
                 child.wait()
-                (open + [writeFD]).filter { $0 >= 0 }.forEach { close($0) }
-                throw FixtureError("\(executable) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
+                for fd in open + [writeFD] where fd >= 0 { close(fd) }
+                throw FixtureError(
+                    "\(executable) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
             }
             var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             fds.append(pollfd(fd: writeFD, events: Int16(POLLOUT), revents: 0))
@@ -83,14 +85,17 @@ public enum ProcessRunner {
         }
         let result = ProcessResult(status: status, stdoutBytes: outputs[0], stderrBytes: outputs[1])
         if check && result.status != 0 {
-            throw FixtureError("\(executable) \(arguments.joined(separator: " ")) exited \(result.status): \(result.stderr)")
+            throw FixtureError(
+                "\(executable) \(arguments.joined(separator: " ")) exited \(result.status): \(result.stderr)")
         }
         return result
     }
 
     /// The absolute path of a program on PATH (plus the sbin directories tests need).
     public static func which(_ name: String) throws -> String {
-        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "") + ":/usr/local/sbin:/usr/sbin:/sbin:/usr/local/bin:/usr/bin:/bin"
+        let path =
+            (ProcessInfo.processInfo.environment["PATH"] ?? "")
+            + ":/usr/local/sbin:/usr/sbin:/sbin:/usr/local/bin:/usr/bin:/bin"
         for directory in path.split(separator: ":") {
             let candidate = "\(directory)/\(name)"
             if access(candidate, X_OK) == 0 { return candidate }

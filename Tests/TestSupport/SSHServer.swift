@@ -58,8 +58,11 @@ public final class SSHServer: @unchecked Sendable {
             try ProcessRunner.run("ssh-keygen", ["-q", "-t", type, "-N", "", "-f", path], check: true)
         }
         try write("", to: authorizedKeysFile, mode: 0o644)
-        try write("PATH=\"\(binDirectory.path):$PATH\"\nexport PATH\n", to: directory.appending("home/.profile"), mode: 0o644)
-        try write(Self.herdrStandIn(tmuxSocket: tmuxSocket.path), to: binDirectory.appendingPathComponent("herdr"), mode: 0o755)
+        try write(
+            "PATH=\"\(binDirectory.path):$PATH\"\nexport PATH\n", to: directory.appending("home/.profile"), mode: 0o644)
+        try write(
+            Self.herdrStandIn(tmuxSocket: tmuxSocket.path), to: binDirectory.appendingPathComponent("herdr"),
+            mode: 0o755)
         for sub in ["home", "run"] {
             guard chown(directory.appending(sub).path, user.uid, user.gid) == 0 else {
                 throw FixtureError("chown \(sub) failed: \(String(cString: strerror(errno)))")
@@ -168,7 +171,10 @@ public final class SSHServer: @unchecked Sendable {
     /// Stops sshd and every process its sessions started: its descendants, and anything else
     /// carrying this fixture's HERDR_FIXTURE mark (tmux, orphaned commands). All ours, by PID.
     public func stop() {
-        if let process = lock.withLock({ () -> ChildProcess? in defer { self.process = nil }; return self.process }) {
+        if let process = lock.withLock({ () -> ChildProcess? in
+            defer { self.process = nil }
+            return self.process
+        }) {
             for child in Self.descendants(of: process.pid) { kill(child, SIGKILL) }
             process.signal(SIGTERM)
             process.wait()
@@ -182,7 +188,12 @@ public final class SSHServer: @unchecked Sendable {
     /// Kills sshd and its per-connection processes with SIGKILL, as if the host vanished.
     /// The tmux server daemonized (it is no descendant), so it survives and a reattach finds the session.
     public func killHard() {
-        guard let process = lock.withLock({ () -> ChildProcess? in defer { self.process = nil }; return self.process }) else { return }
+        guard
+            let process = lock.withLock({ () -> ChildProcess? in
+                defer { self.process = nil }
+                return self.process
+            })
+        else { return }
         for child in Self.descendants(of: process.pid) { kill(child, SIGKILL) }
         process.signal(SIGKILL)
         process.wait()
@@ -244,7 +255,8 @@ public final class SSHServer: @unchecked Sendable {
     public func processes(named name: String) -> [Int32] {
         guard let pid else { return [] }
         return Self.descendants(of: pid).filter {
-            (try? String(contentsOfFile: "/proc/\($0)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == name
+            (try? String(contentsOfFile: "/proc/\($0)/comm", encoding: .utf8))?.trimmingCharacters(
+                in: .whitespacesAndNewlines) == name
         }
     }
 
@@ -258,7 +270,9 @@ public final class SSHServer: @unchecked Sendable {
         inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { throw FixtureError("could not find a free port") }
         return Int(UInt16(bigEndian: addr.sin_port))
@@ -269,7 +283,8 @@ public final class SSHServer: @unchecked Sendable {
         var parents: [Int32: Int32] = [:]
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         for entry in entries {
-            guard let child = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+            guard let child = Int32(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
                 let close = stat.lastIndex(of: ")")
             else { continue }
             let fields = stat[stat.index(after: close)...].split(separator: " ")

@@ -27,7 +27,9 @@ public struct TestUser: Sendable {
 
     private static func prepare(name: String) throws -> TestUser {
         guard getuid() == 0 else {
-            throw FixtureError("The SSH fixtures create the account '\(name)' and run sshd, which needs root; run the tests as root (CI does)")
+            throw FixtureError(
+                "The SSH fixtures create the account '\(name)' and run sshd, which needs root; run the tests as root (CI does)"
+            )
         }
         if getpwnam(name) == nil {
             // Home /tmp: sshd chdirs there before SetEnv gives the fixture's own HOME.

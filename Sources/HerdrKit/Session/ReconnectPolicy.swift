@@ -6,7 +6,9 @@ public struct ReconnectPolicy: Sendable, Equatable {
     /// Attempts before the session gives up and fails; 0 disables reattaching.
     public var maximumAttempts: Int
 
-    public init(initialDelay: Duration = .milliseconds(500), maximumDelay: Duration = .seconds(15), maximumAttempts: Int = 10) {
+    public init(
+        initialDelay: Duration = .milliseconds(500), maximumDelay: Duration = .seconds(15), maximumAttempts: Int = 10
+    ) {
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay
         self.maximumAttempts = maximumAttempts

@@ -19,7 +19,8 @@ enum SessionOutcome: Equatable {
             return .closed
         case .exited(let status?, nil) where status == 0:
             if connectedFor > quickExitWindow { return .closed }
-            return .failed(.remoteCommand, withTail("The remote command exited with status 0 right after it started", tail))
+            return .failed(
+                .remoteCommand, withTail("The remote command exited with status 0 right after it started", tail))
         case .exited(let status?, nil) where status == 127:
             return .failed(.remoteCommand, withTail("Remote command not found (exit status 127)", tail))
         case .exited(let status?, nil):

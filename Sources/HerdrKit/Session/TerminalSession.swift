@@ -150,7 +150,9 @@ public final class TerminalSession {
         let probe: SSHTermination
         do {
             let connection = try SSHConnection(configuration: configuration(policy: .probe, preferred: []))
-            probe = await Self.runToEnd(connection, whileCurrent: { [weak self] in self?.generation == generation }, register: { [weak self] in self?.connection = $0 })
+            probe = await Self.runToEnd(
+                connection, whileCurrent: { [weak self] in self?.generation == generation },
+                register: { [weak self] in self?.connection = $0 })
         } catch {
             fail(.local, error.description)
             return nil
@@ -171,7 +173,9 @@ public final class TerminalSession {
         let approved = await confirmHostKey(challenge)
         guard generation == self.generation else { return nil }
         guard approved else {
-            fail(.hostKeyNotTrusted, "Host key for \(endpoint) (\(key.fingerprintSHA256)) was not trusted; nothing was sent")
+            fail(
+                .hostKeyNotTrusted,
+                "Host key for \(endpoint) (\(key.fingerprintSHA256)) was not trusted; nothing was sent")
             return nil
         }
         do {
@@ -191,7 +195,8 @@ public final class TerminalSession {
     private func startAttempt(generation: Int, pin: SSHPublicKey) async -> AttemptStart {
         let connection: SSHConnection
         do {
-            connection = try SSHConnection(configuration: configuration(policy: .accept([pin.blob]), preferred: [pin.algorithm]))
+            connection = try SSHConnection(
+                configuration: configuration(policy: .accept([pin.blob]), preferred: [pin.algorithm]))
         } catch {
             return .ended(.failed(error))
         }
@@ -239,7 +244,8 @@ public final class TerminalSession {
         connection = nil
         let connectedFor = runTime ?? connectedAt.map { ContinuousClock.now - $0 } ?? .zero
         let outcome = SessionOutcome.decide(
-            termination, connectedFor: connectedFor, quickExitWindow: options.quickExitWindow, tail: tail.readableLines(),
+            termination, connectedFor: connectedFor, quickExitWindow: options.quickExitWindow,
+            tail: tail.readableLines(),
             mayReconnect: options.reconnect.maximumAttempts > 0)
         switch outcome {
         case .closed:
@@ -267,7 +273,9 @@ public final class TerminalSession {
                 return
             }
             guard let pin else {
-                fail(.connectionLost, "\(reason)\nThe host key pin for \(endpoint) was forgotten; connect again to confirm the key")
+                fail(
+                    .connectionLost,
+                    "\(reason)\nThe host key pin for \(endpoint) was forgotten; connect again to confirm the key")
                 return
             }
             switch await startAttempt(generation: generation, pin: pin) {
@@ -324,7 +332,8 @@ public final class TerminalSession {
         var configuration = SSHConnectionConfiguration(
             host: hostname, port: profile.port, hostKeyPolicy: policy, preferredHostKeyAlgorithms: preferred,
             credentials: SSHCredentials(
-                username: profile.username, privateKey: deviceKey?.privateKey, password: store.password(for: profile.id),
+                username: profile.username, privateKey: deviceKey?.privateKey,
+                password: store.password(for: profile.id),
                 responder: options.promptResponder),
             pty: PTYRequest(cols: size.cols, rows: size.rows), command: command)
         configuration.connectTimeout = options.connectTimeout

@@ -69,8 +69,8 @@ struct ReattachTests {
         // Freeze the per-connection sshd processes: TCP stays up, nothing answers.
         let frozen = server.processes(named: "sshd")
         #expect(!frozen.isEmpty)
-        frozen.forEach { kill($0, SIGSTOP) }
-        defer { frozen.forEach { kill($0, SIGCONT) } }
+        for pid in frozen { kill(pid, SIGSTOP) }
+        defer { for pid in frozen { kill(pid, SIGCONT) } }
         try await harness.waitUntil("keepalive verdict", timeout: 10) {
             if case .reconnecting(_, let reason) = session.state { return reason.contains("keepalive") }
             return false

@@ -12,7 +12,8 @@ struct TerminalBehaviourTests {
         defer { server.destroy() }
         let harness = try SessionHarness(server: server)
         let session = harness.session(
-            harness.profile(command: "echo TERM=$TERM; echo SIZE=$(stty size); read line; echo SIZE=$(stty size); sleep 2.2"))
+            harness.profile(
+                command: "echo TERM=$TERM; echo SIZE=$(stty size); read line; echo SIZE=$(stty size); sleep 2.2"))
         await session.connect(cols: 80, rows: 24)
         try await harness.waitForOutput("SIZE=24 80")
         #expect(harness.text.contains("TERM=xterm-256color"))
@@ -31,7 +32,9 @@ struct TerminalBehaviourTests {
         await session.connect(cols: 80, rows: 24)
         session.send(Array("ping-\u{00e9}\r".utf8))
         // Once echoed by the line discipline, once written back by cat.
-        try await harness.waitUntil("echo and cat output") { harness.text.components(separatedBy: "ping-\u{00e9}").count == 3 }
+        try await harness.waitUntil("echo and cat output") {
+            harness.text.components(separatedBy: "ping-\u{00e9}").count == 3
+        }
         session.disconnect()
         #expect(session.state == .closed)
     }
@@ -42,14 +45,16 @@ struct TerminalBehaviourTests {
         defer { server.destroy() }
         let harness = try SessionHarness(server: server)
         let profile = harness.profile(session: "attach-test")
-        #expect(TerminalSession(profile: profile, store: harness.store) { _ in true }.command
-            == #"exec "$SHELL" -lc 'herdr session attach attach-test'"#)
+        #expect(
+            TerminalSession(profile: profile, store: harness.store) { _ in true }.command
+                == #"exec "$SHELL" -lc 'herdr session attach attach-test'"#)
         let session = harness.session(profile)
         await session.connect(cols: 100, rows: 30)
         #expect(session.state == .connected)
         session.send(Array("echo $((6*7))-answer\r".utf8))
         try await harness.waitForOutput("42-answer")
-        let sessions = try ProcessRunner.run("tmux", ["-S", server.tmuxSocket.path, "list-sessions", "-F", "#{session_name}"])
+        let sessions = try ProcessRunner.run(
+            "tmux", ["-S", server.tmuxSocket.path, "list-sessions", "-F", "#{session_name}"])
         #expect(sessions.stdout.split(separator: "\n").contains("attach-test"))
         session.disconnect()
     }
@@ -59,7 +64,8 @@ struct TerminalBehaviourTests {
         let server = try SSHServer()
         defer { server.destroy() }
         let harness = try SessionHarness(server: server)
-        let session = harness.session(harness.profile(command: "printf '\\033[1mfirst\\033[0m\\nsecond\\nthird\\nfourth\\n'; exit 3"))
+        let session = harness.session(
+            harness.profile(command: "printf '\\033[1mfirst\\033[0m\\nsecond\\nthird\\nfourth\\n'; exit 3"))
         await session.connect(cols: 80, rows: 24)
         try await harness.waitUntil("failure") { session.state.isFinal }
         #expect(session.state == .failed("The remote command exited with status 3\nsecond\nthird\nfourth"))

@@ -71,7 +71,10 @@ struct TrustOnFirstUseTests {
         let live = try SSHPublicKey(openSSHLine: try server.scannedKey())
         #expect(session.failureKind == .hostKeyChanged)
         let message = try #require(session.state.failureMessage)
-        #expect(message.contains("Host key for 127.0.0.1:\(server.port) changed: was \(old.fingerprintSHA256), now \(live.fingerprintSHA256)"))
+        #expect(
+            message.contains(
+                "Host key for 127.0.0.1:\(server.port) changed: was \(old.fingerprintSHA256), now \(live.fingerprintSHA256)"
+            ))
         #expect(session.rejectedHostKey?.kind == .changed(previousFingerprint: old.fingerprintSHA256))
         #expect(session.rejectedHostKey?.fingerprintSHA256 == live.fingerprintSHA256)
         #expect(harness.challenges.isEmpty)
@@ -85,7 +88,9 @@ struct TrustOnFirstUseTests {
         defer { server.destroy() }
         let harness = try SessionHarness(server: server)
         let gate = PromptGate()
-        let session = TerminalSession(profile: harness.profile(command: "true"), store: harness.store, options: .fastForTests) { _ in
+        let session = TerminalSession(
+            profile: harness.profile(command: "true"), store: harness.store, options: .fastForTests
+        ) { _ in
             await gate.wait()
         }
         let connecting = Task { await session.connect(cols: 80, rows: 24) }
@@ -108,8 +113,12 @@ struct TrustOnFirstUseTests {
         let gateA = PromptGate()
         let gateB = PromptGate()
         let profile = harness.profile(command: "true")
-        let a = TerminalSession(profile: profile, store: harness.store, options: .fastForTests) { _ in await gateA.wait() }
-        let b = TerminalSession(profile: profile, store: harness.store, options: .fastForTests) { _ in await gateB.wait() }
+        let a = TerminalSession(profile: profile, store: harness.store, options: .fastForTests) { _ in
+            await gateA.wait()
+        }
+        let b = TerminalSession(profile: profile, store: harness.store, options: .fastForTests) { _ in
+            await gateB.wait()
+        }
         let connectingA = Task { await a.connect(cols: 80, rows: 24) }
         try await harness.waitUntil("A's prompt") { gateA.isWaiting }
         let firstKey = try SSHPublicKey(openSSHLine: try first.scannedKey())

@@ -28,9 +28,12 @@ final class SessionHarness {
 
     var pins: HostKeyPins { HostKeyPins(directory: directory) }
 
-    func profile(session: String? = "t-\(UUID().uuidString.prefix(8).lowercased())", command: String? = nil) -> HostProfile {
+    func profile(session: String? = "t-\(UUID().uuidString.prefix(8).lowercased())", command: String? = nil)
+        -> HostProfile
+    {
         HostProfile(
-            name: "fixture", hostname: server.host, port: server.port, username: server.user.name, herdrSession: session,
+            name: "fixture", hostname: server.host, port: server.port, username: server.user.name,
+            herdrSession: session,
             remoteCommand: command)
     }
 
@@ -68,8 +71,13 @@ final class SessionHarness {
     }
 
     /// Waits until the output contains `text`.
-    func waitForOutput(_ text: String, timeout: Double = 15, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        try await waitUntil("output containing \(text.debugDescription); got \(self.text.suffix(300).debugDescription)", timeout: timeout, sourceLocation: sourceLocation) {
+    func waitForOutput(_ text: String, timeout: Double = 15, sourceLocation: SourceLocation = #_sourceLocation)
+        async throws
+    {
+        try await waitUntil(
+            "output containing \(text.debugDescription); got \(self.text.suffix(300).debugDescription)",
+            timeout: timeout, sourceLocation: sourceLocation
+        ) {
             self.text.contains(text)
         }
     }
@@ -87,7 +95,8 @@ extension TerminalSessionOptions {
         options.keepaliveInterval = 1
         options.keepaliveCountMax = 3
         options.connectTimeout = .seconds(5)
-        options.reconnect = ReconnectPolicy(initialDelay: .milliseconds(200), maximumDelay: .seconds(1), maximumAttempts: 20)
+        options.reconnect = ReconnectPolicy(
+            initialDelay: .milliseconds(200), maximumDelay: .seconds(1), maximumAttempts: 20)
         return options
     }
 }
