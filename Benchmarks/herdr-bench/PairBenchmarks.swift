@@ -59,7 +59,7 @@ struct PairBenchmarks {
             anchor: "\(format(median(sshAttaches) * 1000, 0)) ms (ssh attach, already authorized)",
             ratio: "\(format(median(pairings) / median(sshAttaches)))×", target: "< 1000 ms")
         report.notes.append(
-            "Pairing includes the host-key probe-free connect with the one-time key, the enroll exchange, approval, saving, pinning, a second connection with the device key, and tmux drawing its first screen. Loopback is refused by the tailnet gate, so only the namespace is measured; its veth is a local link."
+            "Pairing includes the connect with the one-time key (host key checked against the code, no prompt), the enroll exchange, approval, saving, pinning, a second connection with the device key, and tmux drawing its first screen. Loopback is refused by the tailnet gate, so only the namespace is measured; its veth is a local link."
         )
         return report
     }

@@ -10,8 +10,8 @@ import TestSupport
 /// while a consumer stalls.
 @MainActor
 final class SSHBenchmarks {
-    static let bulkBytes = 256 * 1024 * 1024
-    static let stallBytes = 64 * 1024 * 1024
+    nonisolated static let bulkBytes = 256 * 1024 * 1024
+    nonisolated static let stallBytes = 64 * 1024 * 1024
 
     let server: SSHServer
     let client: TemporaryDirectory
@@ -153,28 +153,30 @@ final class SSHBenchmarks {
         let profile = HostProfile(
             name: "bench", hostname: server.host, port: server.port, username: server.user.name,
             remoteCommand: "stty -opost; cat \(bigFile.path)")
-        let received = Mutex(0)
+        // Bytes so far, and when the last one arrived (noted by whoever counts it).
+        let progress = Mutex<(bytes: Int, finishedAt: Double?)>((0, nil))
+        let count: @Sendable ([UInt8]) -> Void = { bytes in
+            progress.withLock {
+                $0.bytes += bytes.count
+                if $0.bytes >= Self.bulkBytes && $0.finishedAt == nil { $0.finishedAt = now() }
+            }
+        }
         var options = TerminalSessionOptions()
         if direct {
             options.directOutput = { bytes in
-                received.withLock { $0 += bytes.count }
+                count(bytes)
                 return true
             }
         }
         let session = TerminalSession(profile: profile, store: store, options: options) { _ in false }
-        session.onOutput = { bytes in received.withLock { $0 += bytes.count } }
+        session.onOutput = { count($0) }
         let start = now()
         await session.connect(cols: 200, rows: 50)
-        var finishedAt: Double?
-        while finishedAt == nil && !session.state.isFinal {
-            if received.withLock({ $0 }) >= Self.bulkBytes {
-                finishedAt = now()
-            } else {
-                try await Task.sleep(for: .milliseconds(2))
-            }
+        while progress.withLock({ $0.finishedAt }) == nil && !session.state.isFinal {
+            try await Task.sleep(for: .milliseconds(2))
         }
         session.disconnect()
-        let total = received.withLock { $0 }
+        let (total, finishedAt) = progress.withLock { ($0.bytes, $0.finishedAt) }
         guard let finishedAt, total == Self.bulkBytes else {
             throw FixtureError("bulk cat with PTY: \(total) bytes, state \(session.state)")
         }
