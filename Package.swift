@@ -15,6 +15,7 @@ let package = Package(
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 
         // Linux calls Swift's Glibc module does not import (pipe2, eventfd, spawn closefrom).
         .target(name: "CSystem"),
@@ -36,10 +37,24 @@ let package = Package(
         .target(name: "PeerGate"),
         // The TCP listener every server of the project uses: the peer policy before any byte, GET /status.
         .target(name: "PeerGateListener", dependencies: ["PeerGate", "CSystem"]),
+        // HTTP/1.1 upgrade and RFC 6455 WebSocket framing, both roles. Pure codecs, no I/O.
+        .target(name: "WebWire", dependencies: ["HerdrCrypto", "PeerGateListener"]),
+        // TLS over non-blocking sockets with OpenSSL 3, for event loops (server and client).
+        .target(name: "TLS", dependencies: ["COpenSSL"]),
+        // What the relay keeps across restarts (rooms, verifiers, quotas, tickets): SQLite or memory.
+        .target(name: "RelayStorage", dependencies: ["CSQLite", "HerdrCrypto"]),
+        // herdr-relay's state machines (pure, injected clock) and its epoll I/O shell.
+        .target(
+            name: "RelayServer",
+            dependencies: [
+                "RelayProtocol", "RelayStorage", "WebWire", "TLS", "PeerGate", "PeerGateListener", "HerdrCrypto",
+                "CSystem",
+            ]),
         // The computer side of QR pairing: authorized_keys editing, the enroll exchange, state, sweep, QR.
         .target(name: "HerdrHost", dependencies: ["HerdrKit", "HerdrCrypto", "CSystem", "CQREncode"]),
 
         .executableTarget(name: "herdr-remote", dependencies: ["HerdrKit", "CLISupport", "CZBar", "CLibPNG"]),
+        .executableTarget(name: "herdr-relay", dependencies: ["RelayServer", "RelayStorage", "CLISupport"]),
         .executableTarget(name: "herdr-pair", dependencies: ["HerdrHost", "HerdrKit", "HerdrCrypto", "CLISupport"]),
         // Performance targets beside their anchors (OpenSSH, openssl speed, raw sockets): `make bench`.
         .executableTarget(
@@ -59,5 +74,11 @@ let package = Package(
         .testTarget(name: "HerdrRemoteTests", dependencies: ["herdr-remote", "HerdrKit", "TestSupport"]),
         .testTarget(name: "HerdrHostTests", dependencies: ["HerdrHost", "HerdrKit", "HerdrCrypto", "TestSupport"]),
         .testTarget(name: "HerdrPairTests", dependencies: ["herdr-pair", "HerdrHost", "HerdrKit", "TestSupport"]),
+        .testTarget(name: "WebWireTests", dependencies: ["WebWire", "PeerGateListener"]),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"]),
+        .testTarget(name: "RelayStorageTests", dependencies: ["RelayStorage", "TestSupport"]),
+        .testTarget(
+            name: "RelayServerTests",
+            dependencies: ["RelayServer", "RelayStorage", "RelayProtocol", "WebWire", "HerdrCrypto", "TestSupport"]),
     ]
 )

@@ -1,0 +1,78 @@
+/// A room the relay remembers across restarts. Pseudonymous by construction: the name is a
+/// derived hash and the verifier a public key.
+public struct RoomRecord: Sendable, Hashable {
+    /// 64 lowercase hex digits.
+    public var name: String
+    /// V, the raw 32-byte Ed25519 public key registered once; nil while the room is in pairing mode.
+    public var verifier: [UInt8]?
+    /// Unix seconds of the last authenticated use (a signed join, a park, a registration). Rooms idle
+    /// for 30 days are reaped.
+    public var lastActivity: Int64
+    /// The day (Unix seconds / 86 400) `quotaBytes` counts for.
+    public var quotaDay: Int64
+    /// Bytes spliced in this room on `quotaDay`.
+    public var quotaBytes: Int64
+
+    public init(name: String, verifier: [UInt8]? = nil, lastActivity: Int64, quotaDay: Int64 = 0, quotaBytes: Int64 = 0) {
+        self.name = name
+        self.verifier = verifier
+        self.lastActivity = lastActivity
+        self.quotaDay = quotaDay
+        self.quotaBytes = quotaBytes
+    }
+
+    /// True once a verifier is registered: pairing-mode admission is closed for good.
+    public var isEstablished: Bool { verifier != nil }
+}
+
+/// The single-use, short-lived secrets the relay hands out. All live 5 minutes.
+public enum RelaySecretKind: String, Sendable, CaseIterable {
+    /// From `/attest`, presented in the phone's Proof `{"ticket":…}`.
+    case ticket
+    /// Minted at phone admission, presented to `/register`.
+    case registrationToken = "registration-token"
+    /// From `/attest/challenge`, consumed by `/attest` or `/delete`.
+    case challenge
+}
+
+/// A storage failure, with the operation and the engine's message.
+public struct RelayStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Where the relay keeps what must survive a restart: rooms (verifiers, activity, quotas) and
+/// secrets (tickets, registration tokens, challenges).
+///
+/// Secrets are stored and looked up by their SHA-256 digest only: a dump of the store holds
+/// nothing a client could present, and the lookup is not a timing oracle on the secret itself.
+/// Not thread-safe: one owner (the relay's event-loop thread) calls it.
+public protocol RelayStore: AnyObject {
+    /// The room, or nil if the relay has no record of it.
+    func room(named name: String) throws(RelayStoreError) -> RoomRecord?
+    /// Inserts or replaces the room's record (verifier included; use `registerVerifier` to set one
+    /// for the first time).
+    func save(_ room: RoomRecord) throws(RelayStoreError)
+    /// Sets the room's verifier if it has none, creating the room if absent, atomically. Returns
+    /// false, changing nothing, when a verifier is already registered.
+    func registerVerifier(_ verifier: [UInt8], room name: String, now: Int64) throws(RelayStoreError) -> Bool
+    /// Removes the room and every secret bound to it. Removing an absent room is not an error.
+    func deleteRoom(named name: String) throws(RelayStoreError)
+    /// Remembers a secret (by digest) bound to a room until `expires` (Unix seconds), with an
+    /// optional attachment (e.g. the attest key id a ticket carries).
+    func addSecret(
+        _ kind: RelaySecretKind, digest: [UInt8], room name: String, expires: Int64, attachment: [UInt8]
+    ) throws(RelayStoreError)
+    /// Single use: when an unexpired secret of this kind and digest is bound to this room, deletes
+    /// it and returns its attachment; otherwise nil (and an expired match is deleted too).
+    func takeSecret(_ kind: RelaySecretKind, digest: [UInt8], room name: String, now: Int64) throws(RelayStoreError)
+        -> [UInt8]?
+    /// The room's unexpired secrets of this kind (to cap outstanding challenges).
+    func countSecrets(_ kind: RelaySecretKind, room name: String, now: Int64) throws(RelayStoreError) -> Int
+    /// Deletes expired secrets, and rooms (with their secrets) whose last activity is before
+    /// `idleBefore`. Returns the names of the rooms removed.
+    func reap(now: Int64, idleBefore: Int64) throws(RelayStoreError) -> [String]
+    /// How many rooms the store holds (for /metrics).
+    func roomCount() throws(RelayStoreError) -> Int
+}
