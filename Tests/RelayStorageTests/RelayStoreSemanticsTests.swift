@@ -1,0 +1,177 @@
+import RelayStorage
+import TestSupport
+import Testing
+
+/// A store under test, and the directory its file lives in (kept alive as long as the store).
+struct StoreFixture {
+    let store: any RelayStore
+    let directory: TemporaryDirectory?
+}
+
+/// The stores every semantic test runs against.
+enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case memory
+    case sqliteFile
+    case sqliteInMemory
+
+    var testDescription: String { rawValue }
+
+    func make() throws -> StoreFixture {
+        switch self {
+        case .memory:
+            return StoreFixture(store: MemoryRelayStore(), directory: nil)
+        case .sqliteFile:
+            let directory = try TemporaryDirectory(prefix: "relay-store-")
+            return StoreFixture(
+                store: try SQLiteRelayStore(path: directory.file("relay.db").path), directory: directory)
+        case .sqliteInMemory:
+            return StoreFixture(store: try SQLiteRelayStore(path: ":memory:"), directory: nil)
+        }
+    }
+}
+
+func digest(_ byte: UInt8) -> [UInt8] { [UInt8](repeating: byte, count: 32) }
+
+let roomA = String(repeating: "a", count: 64)
+let roomB = String(repeating: "b", count: 64)
+let roomC = String(repeating: "c", count: 64)
+
+/// The `RelayStore` contract, the same for every store.
+@Suite struct RelayStoreSemanticsTests {
+    @Test(arguments: StoreKind.allCases)
+    func registerOnceThenRefused(kind: StoreKind) throws {
+        let store = try kind.make().store
+        let first = [UInt8](repeating: 1, count: 32)
+        #expect(try store.registerVerifier(first, room: roomA, now: 1000))
+        #expect(try store.room(named: roomA) == RoomRecord(name: roomA, verifier: first, lastActivity: 1000))
+        #expect(try !store.registerVerifier([UInt8](repeating: 2, count: 32), room: roomA, now: 2000))
+        #expect(try store.room(named: roomA) == RoomRecord(name: roomA, verifier: first, lastActivity: 1000))
+        #expect(try store.roomCount() == 1)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func registerOnPairingRoomKeepsQuota(kind: StoreKind) throws {
+        let store = try kind.make().store
+        try store.save(RoomRecord(name: roomA, lastActivity: 10, quotaDay: 5, quotaBytes: 77))
+        let verifier = [UInt8](repeating: 9, count: 32)
+        #expect(try store.registerVerifier(verifier, room: roomA, now: 20))
+        #expect(
+            try store.room(named: roomA)
+                == RoomRecord(name: roomA, verifier: verifier, lastActivity: 20, quotaDay: 5, quotaBytes: 77))
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func secretsAreSingleUse(kind: StoreKind) throws {
+        let store = try kind.make().store
+        try store.addSecret(.ticket, digest: digest(1), room: roomA, expires: 500, attachment: [7, 8, 9])
+        try store.addSecret(.challenge, digest: digest(2), room: roomA, expires: 500, attachment: [])
+        #expect(try store.takeSecret(.ticket, digest: digest(1), room: roomA, now: 100) == [7, 8, 9])
+        #expect(try store.takeSecret(.ticket, digest: digest(1), room: roomA, now: 100) == nil)
+        // An empty attachment comes back empty, not as a miss.
+        #expect(try store.takeSecret(.challenge, digest: digest(2), room: roomA, now: 100) == [])
+        #expect(try store.takeSecret(.challenge, digest: digest(2), room: roomA, now: 100) == nil)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func wrongRoomKindOrDigestLeavesTheSecret(kind: StoreKind) throws {
+        let store = try kind.make().store
+        try store.addSecret(.registrationToken, digest: digest(3), room: roomA, expires: 500, attachment: [1])
+        #expect(try store.takeSecret(.registrationToken, digest: digest(3), room: roomB, now: 100) == nil)
+        #expect(try store.takeSecret(.ticket, digest: digest(3), room: roomA, now: 100) == nil)
+        #expect(try store.takeSecret(.challenge, digest: digest(3), room: roomA, now: 100) == nil)
+        #expect(try store.takeSecret(.registrationToken, digest: digest(4), room: roomA, now: 100) == nil)
+        #expect(try store.countSecrets(.registrationToken, room: roomA, now: 100) == 1)
+        #expect(try store.takeSecret(.registrationToken, digest: digest(3), room: roomA, now: 100) == [1])
+    }
+
+    /// A secret is valid while `now < expires`: at its `expires` second it is expired (and a take deletes it).
+    @Test(arguments: StoreKind.allCases)
+    func expiryBoundary(kind: StoreKind) throws {
+        let store = try kind.make().store
+        try store.addSecret(.ticket, digest: digest(1), room: roomA, expires: 300, attachment: [1])
+        try store.addSecret(.ticket, digest: digest(2), room: roomA, expires: 300, attachment: [2])
+        #expect(try store.takeSecret(.ticket, digest: digest(1), room: roomA, now: 299) == [1])
+        #expect(try store.takeSecret(.ticket, digest: digest(2), room: roomA, now: 300) == nil)
+        // The expired match was deleted, not left for an earlier clock to find.
+        #expect(try store.takeSecret(.ticket, digest: digest(2), room: roomA, now: 0) == nil)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func countExcludesExpiredAndOtherRoomsAndKinds(kind: StoreKind) throws {
+        let store = try kind.make().store
+        for (byte, expires) in [(UInt8(1), Int64(100)), (2, 200), (3, 300)] {
+            try store.addSecret(.challenge, digest: digest(byte), room: roomA, expires: expires, attachment: [])
+        }
+        try store.addSecret(.challenge, digest: digest(4), room: roomB, expires: 1000, attachment: [])
+        try store.addSecret(.ticket, digest: digest(5), room: roomA, expires: 1000, attachment: [])
+        #expect(try store.countSecrets(.challenge, room: roomA, now: 99) == 3)
+        #expect(try store.countSecrets(.challenge, room: roomA, now: 100) == 2)
+        #expect(try store.countSecrets(.challenge, room: roomA, now: 250) == 1)
+        #expect(try store.countSecrets(.challenge, room: roomA, now: 300) == 0)
+        #expect(try store.countSecrets(.challenge, room: roomB, now: 300) == 1)
+        #expect(try store.countSecrets(.ticket, room: roomA, now: 300) == 1)
+        #expect(try store.countSecrets(.registrationToken, room: roomA, now: 0) == 0)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func deleteRoomRemovesItsSecrets(kind: StoreKind) throws {
+        let store = try kind.make().store
+        #expect(try store.registerVerifier([1], room: roomA, now: 10))
+        #expect(try store.registerVerifier([2], room: roomB, now: 10))
+        try store.addSecret(.ticket, digest: digest(1), room: roomA, expires: 500, attachment: [])
+        try store.addSecret(.challenge, digest: digest(2), room: roomA, expires: 500, attachment: [])
+        try store.addSecret(.ticket, digest: digest(3), room: roomB, expires: 500, attachment: [3])
+        try store.deleteRoom(named: roomA)
+        try store.deleteRoom(named: roomC)  // Absent: not an error.
+        #expect(try store.room(named: roomA) == nil)
+        #expect(try store.roomCount() == 1)
+        #expect(try store.countSecrets(.ticket, room: roomA, now: 0) == 0)
+        #expect(try store.countSecrets(.challenge, room: roomA, now: 0) == 0)
+        #expect(try store.takeSecret(.ticket, digest: digest(3), room: roomB, now: 0) == [3])
+        // The name is free again: a new registration succeeds.
+        #expect(try store.registerVerifier([4], room: roomA, now: 20))
+    }
+
+    /// A room is reaped when `lastActivity < idleBefore`, with all its secrets; expired secrets go too.
+    @Test(arguments: StoreKind.allCases)
+    func reapBothSidesOfIdleBefore(kind: StoreKind) throws {
+        let store = try kind.make().store
+        try store.save(RoomRecord(name: roomC, lastActivity: 99))
+        try store.save(RoomRecord(name: roomA, lastActivity: 98))
+        try store.save(RoomRecord(name: roomB, lastActivity: 100))
+        try store.addSecret(.challenge, digest: digest(1), room: roomA, expires: 10_000, attachment: [])
+        try store.addSecret(.challenge, digest: digest(2), room: roomB, expires: 10_000, attachment: [])
+        try store.addSecret(.challenge, digest: digest(3), room: roomB, expires: 500, attachment: [])
+        try store.addSecret(.ticket, digest: digest(4), room: roomB, expires: 499, attachment: [])
+        #expect(try store.reap(now: 500, idleBefore: 100) == [roomA, roomC])
+        #expect(try store.room(named: roomB) == RoomRecord(name: roomB, lastActivity: 100))
+        #expect(try store.roomCount() == 1)
+        #expect(try store.countSecrets(.challenge, room: roomA, now: 0) == 0)
+        #expect(try store.countSecrets(.challenge, room: roomB, now: 0) == 1)
+        // Expired secrets are gone, not merely filtered: an earlier clock does not see them.
+        #expect(try store.takeSecret(.challenge, digest: digest(3), room: roomB, now: 0) == nil)
+        #expect(try store.takeSecret(.ticket, digest: digest(4), room: roomB, now: 0) == nil)
+        #expect(try store.reap(now: 500, idleBefore: 100) == [])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func saveAndReadBack(kind: StoreKind) throws {
+        let store = try kind.make().store
+        #expect(try store.room(named: roomA) == nil)
+        let record = RoomRecord(
+            name: roomA, verifier: Array(0..<32), lastActivity: 1_700_000_000, quotaDay: 19_675,
+            quotaBytes: Int64.max)
+        try store.save(record)
+        #expect(try store.room(named: roomA) == record)
+        var updated = record
+        updated.lastActivity += 60
+        updated.quotaDay += 1
+        updated.quotaBytes = 4096
+        try store.save(updated)
+        #expect(try store.room(named: roomA) == updated)
+        updated.verifier = nil
+        try store.save(updated)
+        #expect(try store.room(named: roomA) == updated)
+        #expect(try store.roomCount() == 1)
+    }
+}
