@@ -7,4 +7,6 @@
 #include <openssl/kdf.h>
 #include <openssl/core_names.h>
 #include <openssl/params.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #endif
