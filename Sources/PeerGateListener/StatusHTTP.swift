@@ -20,6 +20,11 @@ public struct HTTPRequestHead: Hashable, Sendable {
     /// The target without its query.
     public var path: Substring { target.prefix { $0 != "?" } }
 
+    /// The values of every field with this name (case-insensitive), in order.
+    public func values(named name: String) -> [String] {
+        headers.compactMap { $0.name.caseInsensitiveEquals(name) ? $0.value : nil }
+    }
+
     public static func == (lhs: HTTPRequestHead, rhs: HTTPRequestHead) -> Bool {
         lhs.method == rhs.method && lhs.target == rhs.target && lhs.version == rhs.version
             && lhs.headers.elementsEqual(rhs.headers) { $0.name == $1.name && $0.value == $1.value }
@@ -54,6 +59,9 @@ public struct HTTPRequestHeadParser: Sendable {
 
     private var buffer: [UInt8] = []
     private var done = false
+    /// Once `next()` returned a head: its length in bytes, blank line included. Bytes the caller
+    /// appended beyond it (a body, or a first WebSocket frame) start there.
+    public private(set) var headLength: Int?
 
     public init() {}
 
@@ -74,7 +82,9 @@ public struct HTTPRequestHeadParser: Sendable {
         }
         done = true
         guard end <= Self.maximumHeadLength else { return .tooLarge }
-        return Self.parse(buffer[..<end])
+        let result = Self.parse(buffer[..<end])
+        if case .head = result { headLength = end }
+        return result
     }
 
     /// The index just past the first CRLF CRLF.
@@ -141,6 +151,16 @@ public struct HTTPRequestHeadParser: Sendable {
             true
         default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
         }
+    }
+}
+
+extension String {
+    /// ASCII case-insensitive equality, for header names and tokens.
+    func caseInsensitiveEquals(_ other: String) -> Bool {
+        utf8.count == other.utf8.count
+            && zip(utf8, other.utf8).allSatisfy { a, b in
+                a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= UInt8(ascii: "a") && (a | 0x20) <= UInt8(ascii: "z"))
+            }
     }
 }
 

@@ -93,6 +93,10 @@ public final class TLSConnection {
     deinit { SSL_free(ssl) }
 
     /// Whether the handshake has completed.
+    /// Decrypted bytes OpenSSL holds that the socket will no longer signal: read again before
+    /// waiting for readable.
+    public var hasBufferedPlaintext: Bool { SSL_pending(ssl) > 0 }
+
     public var isEstablished: Bool { SSL_is_init_finished(ssl) == 1 }
 
     /// The protocol agreed by ALPN ("http/1.1"), if any.

@@ -27,4 +27,20 @@ int csystem_o_nonblock(void);
 /// accept4(fd, NULL, NULL, SOCK_CLOEXEC): the accepted socket closes on exec, atomically.
 int csystem_accept_cloexec(int fd);
 
+/// epoll_create1(EPOLL_CLOEXEC).
+int csystem_epoll_create(void);
+
+/// epoll_ctl with the event's data set to `fd` (struct epoll_event is packed on x86-64, which
+/// Swift does not import faithfully, so it never crosses into Swift).
+int csystem_epoll_ctl(int epfd, int op, int fd, unsigned int events);
+
+/// epoll_wait into two plain arrays (at most 256 events): ready descriptors and their events.
+int csystem_epoll_wait(int epfd, int *fds, unsigned int *events, int max_events, int timeout_ms);
+
+unsigned int csystem_epollin(void);
+unsigned int csystem_epollout(void);
+unsigned int csystem_epollrdhup(void);
+unsigned int csystem_epollerr(void);
+unsigned int csystem_epollhup(void);
+
 #endif

@@ -1,0 +1,165 @@
+import Foundation
+
+/// The client's first frame: `{"v":1,"role":"mac"|"phone"[,"nonDisplacing":true]}`.
+public struct RelayHello: Hashable, Sendable {
+    /// The only admission version there is.
+    public static let version = 1
+
+    public var role: RelayRole
+    /// Asks to be refused with `slot occupied` rather than displace the slot's holder.
+    public var nonDisplacing: Bool
+
+    public init(role: RelayRole, nonDisplacing: Bool = false) {
+        self.role = role
+        self.nonDisplacing = nonDisplacing
+    }
+
+    public var json: String {
+        "{\"v\":1,\"role\":\"\(role.rawValue)\"" + (nonDisplacing ? ",\"nonDisplacing\":true}" : "}")
+    }
+
+    /// Nil for anything but a JSON object with `v` exactly 1 and a known role (`bad hello`).
+    /// Unknown extra fields are ignored, so a later client may add some.
+    public static func parse(_ text: String) -> RelayHello? {
+        guard let object = RelayJSON.object(text), RelayJSON.integer(object["v"]) == version,
+            let roleText = object["role"] as? String, let role = RelayRole(rawValue: roleText)
+        else { return nil }
+        let nonDisplacing: Bool
+        switch object["nonDisplacing"] {
+        case nil: nonDisplacing = false
+        case let value?:
+            guard let flag = RelayJSON.boolean(value) else { return nil }
+            nonDisplacing = flag
+        }
+        return RelayHello(role: role, nonDisplacing: nonDisplacing)
+    }
+}
+
+/// The relay's answer to every Hello, whatever the room's state: `{"nonce":"<b64 32 bytes>"}`.
+public struct RelayChallenge: Hashable, Sendable {
+    public var nonce: [UInt8]
+    public init(nonce: [UInt8]) { self.nonce = nonce }
+
+    public var json: String { "{\"nonce\":\"\(Data(nonce).base64EncodedString())\"}" }
+
+    public static func parse(_ text: String) -> RelayChallenge? {
+        guard let object = RelayJSON.object(text), let nonce = RelayJSON.bytes(object["nonce"]),
+            nonce.count == RelayLimits.nonceSize
+        else { return nil }
+        return RelayChallenge(nonce: nonce)
+    }
+}
+
+/// The client's credential: `{}`, `{"sig":"<b64>"}` or `{"ticket":"…"}`.
+public enum RelayProof: Hashable, Sendable {
+    /// Open mode, or a Mac parking in a pairing room.
+    case empty
+    /// An Ed25519 signature over the join transcript.
+    case signature([UInt8])
+    /// A pairing-room ticket from `/attest`, as text.
+    case ticket(String)
+
+    public var json: String {
+        switch self {
+        case .empty: "{}"
+        case .signature(let signature): "{\"sig\":\"\(Data(signature).base64EncodedString())\"}"
+        case .ticket(let ticket): "{\"ticket\":\(RelayJSON.quoted(ticket))}"
+        }
+    }
+
+    /// Nil (`bad proof`) for anything but an object with at most one of `sig` (valid base64) and
+    /// `ticket` (a string). Other fields are ignored.
+    public static func parse(_ text: String) -> RelayProof? {
+        guard let object = RelayJSON.object(text) else { return nil }
+        switch (object["sig"], object["ticket"]) {
+        case (nil, nil): return .empty
+        case (let sig?, nil):
+            guard let signature = RelayJSON.bytes(sig) else { return nil }
+            return .signature(signature)
+        case (nil, let ticket?):
+            guard let text = ticket as? String else { return nil }
+            return .ticket(text)
+        default: return nil
+        }
+    }
+}
+
+/// The relay's verdict: `{"ok":true}`, `{"ok":true,"registrationToken":"<b64>"}` (phones) or
+/// `{"ok":false,"error":X}` (then close 1008 X).
+public enum RelayResult: Hashable, Sendable {
+    case admitted(registrationToken: [UInt8]?)
+    case refused(String)
+
+    public var json: String {
+        switch self {
+        case .admitted(nil): "{\"ok\":true}"
+        case .admitted(let token?): "{\"ok\":true,\"registrationToken\":\"\(Data(token).base64EncodedString())\"}"
+        case .refused(let error): "{\"ok\":false,\"error\":\(RelayJSON.quoted(error))}"
+        }
+    }
+
+    public static func parse(_ text: String) -> RelayResult? {
+        guard let object = RelayJSON.object(text), let ok = RelayJSON.boolean(object["ok"]) else { return nil }
+        if ok {
+            guard let token = object["registrationToken"] else { return .admitted(registrationToken: nil) }
+            guard let bytes = RelayJSON.bytes(token) else { return nil }
+            return .admitted(registrationToken: bytes)
+        }
+        return .refused(object["error"] as? String ?? "")
+    }
+}
+
+/// The small JSON vocabulary of the admission frames and HTTP bodies, strict about types.
+public enum RelayJSON {
+    /// The JSON object in `text`, or nil for anything else (arrays, scalars, bad JSON).
+    public static func object(_ text: String) -> [String: Any]? {
+        object(Array(text.utf8))
+    }
+
+    public static func object(_ bytes: [UInt8]) -> [String: Any]? {
+        guard let value = try? JSONSerialization.jsonObject(with: Data(bytes), options: []) else { return nil }
+        return value as? [String: Any]
+    }
+
+    /// An integer that is not a boolean. (Foundation bridges JSON booleans to NSNumber too; they
+    /// are the ones whose Objective-C type is `c`.)
+    public static func integer(_ value: Any?) -> Int? {
+        guard let number = value as? NSNumber, !isBoolean(number) else { return nil }
+        let double = number.doubleValue
+        guard double.rounded() == double, abs(double) < 1e15 else { return nil }
+        return Int(double)
+    }
+
+    /// A JSON `true` or `false`, not a number.
+    public static func boolean(_ value: Any?) -> Bool? {
+        guard let number = value as? NSNumber, isBoolean(number) else { return nil }
+        return number.boolValue
+    }
+
+    /// Standard base64 text decoded, or nil.
+    public static func bytes(_ value: Any?) -> [UInt8]? {
+        guard let text = value as? String, let data = Data(base64Encoded: text) else { return nil }
+        return Array(data)
+    }
+
+    /// `text` as a JSON string literal.
+    public static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    private static func isBoolean(_ number: NSNumber) -> Bool {
+        String(cString: number.objCType) == "c"
+    }
+}

@@ -1,0 +1,43 @@
+import RelayProtocol
+
+/// How a relay behaves: its origin, attestation mode and every limit (defaults: interop-facts §5).
+public struct RelayConfiguration: Sendable {
+    /// The origin clients believe they talk to (`https://host[:port]`), bound into every join and
+    /// delete signature; a signature made for another origin is refused.
+    public var origin: String
+    /// Whether phones must attest before pairing. Only the exact text `false` turns it off.
+    public var attestationRequired: Bool
+
+    public var preAdmissionFrameSize = RelayLimits.preAdmissionFrameSize
+    public var frameSize = RelayLimits.frameSize
+    public var httpBodySize = RelayLimits.httpBodySize
+    public var secretLifetime = RelayLimits.secretLifetime
+    public var outstandingChallenges = RelayLimits.outstandingChallenges
+    public var pendingPerRoom = RelayLimits.pendingPerRoom
+    /// Milliseconds to complete admission.
+    public var admissionTimeout = RelayLimits.admissionTimeout * 1000
+    public var proofsPerWindow = RelayLimits.proofsPerWindow
+    /// Milliseconds.
+    public var proofWindow = RelayLimits.proofWindow * 1000
+    public var pairingCycles = RelayLimits.pairingCycles
+    public var framesPerSecond = RelayLimits.framesPerSecond
+    public var bytesPerDay = RelayLimits.bytesPerDay
+    /// Seconds.
+    public var idleRoomLifetime = RelayLimits.idleRoomLifetime
+    public var upgradesPerMinute = RelayLimits.upgradesPerMinute
+    public var socketsPerAddress = RelayLimits.socketsPerAddress
+    public var attestRequestsPerMinute = RelayLimits.attestRequestsPerMinute
+    /// Milliseconds between the relay's pings.
+    public var pingInterval = RelayLimits.pingInterval * 1000
+    /// Milliseconds between store maintenance passes (reaping, quota flushes).
+    public var maintenanceInterval: Int64 = 10_000
+
+    public init(origin: String, attestationRequired: Bool) {
+        self.origin = origin
+        self.attestationRequired = attestationRequired
+    }
+
+    /// `ATTEST_REQUIRED` fails closed: only the exact string `false` disables attestation; unset,
+    /// empty, `False`, `0` or `no` all mean required, so one botched edit cannot open a relay.
+    public static func attestationRequired(setting value: String?) -> Bool { value != "false" }
+}

@@ -1,0 +1,594 @@
+import CSystem
+import Foundation
+import Glibc
+import PeerGate
+import PeerGateListener
+import RelayProtocol
+import Synchronization
+import TLS
+import WebWire
+
+/// Set once to stop the loop; read by the loop every turn.
+final class RelayStopFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    /// Sets the flag; true if this call set it.
+    func set() -> Bool { !value.exchange(true, ordering: .acquiringAndReleasing) }
+}
+
+/// Sockets handed from the accept thread to the loop thread.
+final class RelayInbox: Sendable {
+    struct Arrival: Sendable {
+        let fd: Int32
+        let peer: String
+        let peerIsLoopback: Bool
+    }
+
+    private let arrivals = Mutex<[Arrival]>([])
+    let wakeFD: Int32
+
+    init() throws(RelayServerError) {
+        wakeFD = csystem_eventfd_nonblocking()
+        guard wakeFD >= 0 else { throw RelayServerError.posix("eventfd") }
+    }
+
+    deinit {
+        for arrival in arrivals.withLock({ $0 }) { Glibc.close(arrival.fd) }
+        Glibc.close(wakeFD)
+    }
+
+    func post(_ arrival: Arrival) {
+        arrivals.withLock { $0.append(arrival) }
+        wake()
+    }
+
+    func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    func take() -> [Arrival] {
+        var counter: UInt64 = 0
+        _ = read(wakeFD, &counter, 8)
+        return arrivals.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+    }
+}
+
+/// The relay's I/O shell: one thread, one epoll set, every socket non-blocking. It parses HTTP and
+/// WebSocket framing, feeds `RelayCore` and carries out its actions; spliced payloads go from one
+/// socket's decoder straight to the peer's output without passing through the core.
+final class RelayEventLoop {
+    struct Settings {
+        var tls: TLSContext?
+        var trustProxy: Bool
+        var status: @Sendable () -> PeerGateStatus
+    }
+
+    /// Bytes queued to one socket beyond which the sockets feeding it stop reading.
+    static let highWater = 4 * 1024 * 1024
+    static let lowWater = 1024 * 1024
+    /// Time for a TLS handshake plus a complete HTTP request, and for a closing socket's EOF.
+    static let requestTimeout: Int64 = 10_000
+    static let closingTimeout: Int64 = 2_000
+    static let readBufferSize = 256 * 1024
+
+    let core: RelayCore
+    let settings: Settings
+    let inbox: RelayInbox
+    let stopping: RelayStopFlag
+    private let epoll: Epoll
+    private let clock = SystemRelayClock()
+    private var sockets: [Int32: RelaySocket] = [:]
+    private var byConnection: [ConnectionID: RelaySocket] = [:]
+    /// Sockets with a deadline (not yet WebSocket, or closing).
+    private var timed: Set<Int32> = []
+    private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: readBufferSize, alignment: 16)
+    private var lastTick: Int64 = 0
+
+    init(core: RelayCore, settings: Settings, inbox: RelayInbox, stopping: RelayStopFlag) throws(RelayServerError) {
+        self.core = core
+        self.settings = settings
+        self.inbox = inbox
+        self.stopping = stopping
+        self.epoll = try Epoll()
+        try epoll.add(inbox.wakeFD, events: Epoll.readable)
+    }
+
+    deinit { readBuffer.deallocate() }
+
+    /// Serves until `stopping` is set, then shuts down gracefully (1001 to every WebSocket, up to
+    /// a second to flush) and closes everything.
+    func run() {
+        while !stopping.isSet {
+            let timeout = Int32(core.millisecondsUntilTick)
+            epoll.wait(timeout: max(timeout, 1)) { fd, events in handle(fd, events) }
+            let now = clock.milliseconds
+            if now - lastTick >= 100 {
+                lastTick = now
+                core.tick()
+                performActions()
+                expireDeadlines(now: now)
+            }
+        }
+        drainAndClose()
+    }
+
+    private func handle(_ fd: Int32, _ events: UInt32) {
+        if fd == inbox.wakeFD {
+            for arrival in inbox.take() { adopt(arrival) }
+            return
+        }
+        guard let socket = sockets[fd] else { return }
+        if events & (Epoll.writable | Epoll.error | Epoll.hangUp) != 0 {
+            writable(socket)
+            guard sockets[fd] === socket else { return }
+        }
+        if events & (Epoll.readable | Epoll.error | Epoll.hangUp) != 0 {
+            readable(socket)
+        }
+    }
+
+    // MARK: - Accepting
+
+    private func adopt(_ arrival: RelayInbox.Arrival) {
+        let fd = arrival.fd
+        let flags = fcntl(fd, F_GETFL)
+        var one: Int32 = 1
+        guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0,
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size)) == 0
+        else {
+            Glibc.close(fd)
+            return
+        }
+        var tls: TLSConnection?
+        if let context = settings.tls {
+            guard let connection = try? TLSConnection(context: context, fd: fd, role: .server) else {
+                Glibc.close(fd)
+                return
+            }
+            tls = connection
+        }
+        let socket = RelaySocket(
+            fd: fd, address: arrival.peer, peerIsLoopback: arrival.peerIsLoopback, tls: tls,
+            deadline: clock.milliseconds + Self.requestTimeout, events: Epoll.readable)
+        do {
+            try epoll.add(fd, events: Epoll.readable)
+        } catch {
+            Glibc.close(fd)
+            return
+        }
+        sockets[fd] = socket
+        timed.insert(fd)
+    }
+
+    // MARK: - Reading
+
+    private func readable(_ socket: RelaySocket) {
+        if socket.stage == .tlsHandshake {
+            continueHandshake(socket)
+            guard socket.stage == .http else { return }
+        }
+        if socket.tlsReadWantsWritable { return }
+        // Level-triggered: one read per wake-up keeps sockets fair; epoll reports the rest.
+        let result = receive(socket)
+        switch result {
+        case .bytes(let count):
+            consume(socket, UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
+            // TLS may hold decrypted bytes the kernel no longer signals.
+            if let tls = socket.tls, sockets[socket.fd] === socket, !socket.readPaused, tls.hasBufferedPlaintext {
+                readable(socket)
+            }
+        case .wantRead:
+            break
+        case .wantWrite:
+            socket.tlsReadWantsWritable = true
+            updateInterest(socket)
+        case .closed:
+            peerEnded(socket)
+        case .failed:
+            destroy(socket)
+        }
+    }
+
+    private func receive(_ socket: RelaySocket) -> TLSIOResult {
+        if let tls = socket.tls { return tls.read(into: readBuffer) }
+        let count = recv(socket.fd, readBuffer.baseAddress, readBuffer.count, 0)
+        if count > 0 { return .bytes(count) }
+        if count == 0 { return .closed }
+        switch errno {
+        case EAGAIN, EINTR: return .wantRead
+        default: return .failed(TLSError(.io, "recv failed", errno: errno))
+        }
+    }
+
+    private func continueHandshake(_ socket: RelaySocket) {
+        guard let tls = socket.tls else { return }
+        switch tls.handshake() {
+        case .done:
+            socket.stage = .http
+            socket.tlsHandshakeWantsWritable = false
+            updateInterest(socket)
+        case .wantRead:
+            socket.tlsHandshakeWantsWritable = false
+            updateInterest(socket)
+        case .wantWrite:
+            socket.tlsHandshakeWantsWritable = true
+            updateInterest(socket)
+        case .failed:
+            destroy(socket)
+        }
+    }
+
+    private func consume(_ socket: RelaySocket, _ bytes: UnsafeRawBufferPointer) {
+        switch socket.stage {
+        case .tlsHandshake, .closing:
+            return  // a closing socket's late bytes are discarded
+        case .http:
+            socket.httpBytes.append(contentsOf: bytes)
+            if socket.head == nil { socket.httpParser.append(bytes) }
+            processHTTP(socket)
+        case .webSocket:
+            socket.decoder?.append(bytes)
+            processFrames(socket)
+        }
+    }
+
+    private func peerEnded(_ socket: RelaySocket) {
+        destroy(socket)
+    }
+
+    // MARK: - HTTP
+
+    private func processHTTP(_ socket: RelaySocket) {
+        if socket.head == nil {
+            guard let result = socket.httpParser.next() else { return }
+            switch result {
+            case .head(let head):
+                socket.head = head
+                socket.headLength = socket.httpParser.headLength ?? 0
+                if settings.trustProxy, socket.peerIsLoopback,
+                    let forwarded = head.values(named: "x-forwarded-for").last?.split(separator: ",").last
+                {
+                    let client = forwarded.trimmingCharacters(in: .whitespaces)
+                    if !client.isEmpty && client.utf8.count <= PeerAddress.maximumTextLength { socket.address = client }
+                }
+            case .malformed: return respond(socket, RelayHTTP.error(400, "bad request"))
+            case .unsupportedVersion: return respond(socket, RelayHTTP.error(505, "HTTP version not supported"))
+            case .tooLarge: return respond(socket, RelayHTTP.error(431, "request header fields too large"))
+            }
+        }
+        guard let head = socket.head else { return }
+        if !head.values(named: "upgrade").isEmpty { return upgrade(socket, head) }
+        if let status = StatusEndpoint.response(to: head, status: settings.status()) {
+            return respond(socket, status)
+        }
+        if !head.values(named: "transfer-encoding").isEmpty {
+            return respond(socket, RelayHTTP.error(501, "transfer-encoding not supported"))
+        }
+        let lengths = head.values(named: "content-length")
+        var bodyLength = 0
+        if !lengths.isEmpty {
+            guard Set(lengths).count == 1, let length = Int(lengths[0]), length >= 0, lengths[0].utf8.count <= 12 else {
+                return respond(socket, RelayHTTP.error(400, "bad content-length"))
+            }
+            guard length <= core.configuration.httpBodySize else {
+                return respond(socket, RelayHTTP.error(413, "body too large"))
+            }
+            bodyLength = length
+        }
+        guard socket.httpBytes.count >= socket.headLength + bodyLength else { return }
+        let body = Array(socket.httpBytes[socket.headLength..<(socket.headLength + bodyLength)])
+        let response = core.respond(to: head, body: body, address: socket.address, peerIsLoopback: socket.peerIsLoopback)
+        respond(socket, response)
+        performActions()
+    }
+
+    private func upgrade(_ socket: RelaySocket, _ head: HTTPRequestHead) {
+        if let refusal = core.checkUpgrade(head, address: socket.address) { return respond(socket, refusal) }
+        let accept: String
+        switch WebSocketHandshake.validateUpgrade(head) {
+        case .failure(let error): return respond(socket, error.response)
+        case .success(let value): accept = value
+        }
+        guard let room = core.roomName(in: head) else { return respond(socket, RelayHTTP.error(400, "bad room")) }
+        send(socket, WebSocketHandshake.serverResponse(accept: accept))
+        let id = core.open(room: room, address: socket.address)
+        socket.connectionID = id
+        byConnection[id] = socket
+        socket.stage = .webSocket
+        timed.remove(socket.fd)
+        var decoder = WebSocketFrameDecoder(role: .server, maximumMessageSize: core.configuration.preAdmissionFrameSize)
+        let leftover = socket.httpBytes[socket.headLength...]
+        socket.httpBytes = []
+        socket.httpParser = HTTPRequestHeadParser()
+        socket.head = nil
+        if !leftover.isEmpty { leftover.withUnsafeBytes { decoder.append($0) } }
+        socket.decoder = decoder
+        performActions()
+        if socket.stage == .webSocket { processFrames(socket) }
+    }
+
+    /// Sends a complete HTTP response, then closes.
+    private func respond(_ socket: RelaySocket, _ response: HTTPResponse) {
+        send(socket, response.bytes)
+        beginClosing(socket)
+    }
+
+    // MARK: - WebSocket
+
+    private func processFrames(_ socket: RelaySocket) {
+        while socket.stage == .webSocket, let id = socket.connectionID {
+            let message: WebSocketMessage?
+            do {
+                message = try socket.decoder?.next()
+            } catch {
+                closeWebSocket(socket, code: error.closeCode, reason: error.reason)
+                core.closed(id)
+                performActions()
+                return
+            }
+            guard let message else { return }
+            switch message {
+            case .binary(let payload):
+                if let peerID = core.binary(byteCount: payload.count, from: id), let peer = byConnection[peerID] {
+                    forward(payload, from: socket, to: peer)
+                }
+                if core.hasActions { performActions() }
+                if socket.readPaused { return }
+            case .text(let text):
+                core.text(text, from: id)
+                performActions()
+            case .ping(let payload):
+                sendFrame(socket, .pong, payload)
+            case .pong:
+                core.pong(from: id)
+            case .close(let code, _):
+                // Echo the peer's code (or 1000 for an empty close), then end.
+                closeWebSocket(socket, code: code ?? 1000, reason: "")
+                core.closed(id)
+                performActions()
+            }
+        }
+    }
+
+    /// Queues one binary frame to `peer`; stops reading `source` while `peer` is backed up.
+    private func forward(_ payload: [UInt8], from source: RelaySocket, to peer: RelaySocket) {
+        guard peer.stage == .webSocket else { return }
+        if peer.pendingOutput == 0 && peer.tls == nil {
+            // Nothing queued: header and payload go out in one sendmsg, with no copy.
+            let header = Self.binaryHeader(length: payload.count)
+            let written = writeVectored(peer.fd, header, payload)
+            if written < 0 { return destroy(peer) }
+            let total = header.count + payload.count
+            if written == total { return }
+            if written < header.count {
+                peer.output.append(contentsOf: header[written...])
+                peer.output.append(contentsOf: payload)
+            } else {
+                peer.output.append(contentsOf: payload[(written - header.count)...])
+            }
+            updateInterest(peer)
+        } else {
+            payload.withUnsafeBytes {
+                WebSocketFrameEncoder.append(opcode: .binary, payload: $0, maskKey: nil, to: &peer.output)
+            }
+            flush(peer)
+        }
+        if peer.pendingOutput > Self.highWater, sockets[peer.fd] === peer {
+            source.readPaused = true
+            peer.pausedSources.append(source)
+            updateInterest(source)
+        }
+    }
+
+    static func binaryHeader(length: Int) -> [UInt8] {
+        if length < 126 { return [0x82, UInt8(length)] }
+        if length <= 0xFFFF { return [0x82, 126, UInt8(length >> 8), UInt8(length & 0xFF)] }
+        var header: [UInt8] = [0x82, 127]
+        for shift in stride(from: 56, through: 0, by: -8) { header.append(UInt8(truncatingIfNeeded: length >> shift)) }
+        return header
+    }
+
+    private func writeVectored(_ fd: Int32, _ header: [UInt8], _ payload: [UInt8]) -> Int {
+        header.withUnsafeBytes { headerBytes in
+            payload.withUnsafeBytes { payloadBytes in
+                var vectors = [
+                    iovec(iov_base: UnsafeMutableRawPointer(mutating: headerBytes.baseAddress), iov_len: headerBytes.count),
+                    iovec(
+                        iov_base: UnsafeMutableRawPointer(mutating: payloadBytes.baseAddress), iov_len: payloadBytes.count),
+                ]
+                return vectors.withUnsafeMutableBufferPointer { buffer in
+                    var message = msghdr()
+                    message.msg_iov = buffer.baseAddress
+                    message.msg_iovlen = 2
+                    while true {
+                        let count = sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+                        if count >= 0 { return count }
+                        if errno == EINTR { continue }
+                        return errno == EAGAIN ? 0 : -1
+                    }
+                }
+            }
+        }
+    }
+
+    private func sendFrame(_ socket: RelaySocket, _ opcode: WebSocketOpcode, _ payload: [UInt8]) {
+        guard socket.stage == .webSocket else { return }
+        payload.withUnsafeBytes { WebSocketFrameEncoder.append(opcode: opcode, payload: $0, maskKey: nil, to: &socket.output) }
+        flush(socket)
+    }
+
+    /// Sends a close frame and moves the socket to closing; the core already forgot it (or is
+    /// told by the caller).
+    private func closeWebSocket(_ socket: RelaySocket, code: UInt16, reason: String) {
+        guard socket.stage == .webSocket else { return }
+        socket.output += WebSocketFrameEncoder.closeFrame(code: code, reason: reason, maskKey: nil)
+        if let id = socket.connectionID { byConnection[id] = nil }
+        socket.connectionID = nil
+        socket.decoder = nil
+        beginClosing(socket)
+    }
+
+    // MARK: - Core actions
+
+    private func performActions() {
+        guard core.hasActions else { return }
+        for action in core.takeActions() {
+            switch action {
+            case .sendText(let id, let text):
+                if let socket = byConnection[id] { sendFrame(socket, .text, Array(text.utf8)) }
+            case .admitted(let id, let frameLimit):
+                byConnection[id]?.decoder?.maximumMessageSize = frameLimit
+            case .close(let id, let reason):
+                if let socket = byConnection[id] { closeWebSocket(socket, code: reason.code, reason: reason.reason) }
+            case .drop(let id):
+                if let socket = byConnection[id] {
+                    byConnection[id] = nil
+                    socket.connectionID = nil
+                    destroy(socket)
+                }
+            case .ping(let id):
+                if let socket = byConnection[id] { sendFrame(socket, .ping, []) }
+            }
+        }
+    }
+
+    // MARK: - Writing
+
+    private func send(_ socket: RelaySocket, _ bytes: [UInt8]) {
+        socket.output += bytes
+        flush(socket)
+    }
+
+    private func writable(_ socket: RelaySocket) {
+        if socket.stage == .tlsHandshake {
+            continueHandshake(socket)
+            return
+        }
+        if socket.tlsReadWantsWritable {
+            socket.tlsReadWantsWritable = false
+            readable(socket)
+            guard sockets[socket.fd] === socket else { return }
+        }
+        flush(socket)
+    }
+
+    /// Writes what is queued; on a full socket waits for writable. Resumes paused sources once
+    /// drained below the low-water mark; shuts the write side of a drained closing socket.
+    private func flush(_ socket: RelaySocket) {
+        while socket.pendingOutput > 0 {
+            let result: TLSIOResult = socket.output.withUnsafeBytes { all in
+                let pending = UnsafeRawBufferPointer(rebasing: all[socket.outputStart...])
+                if let tls = socket.tls { return tls.write(pending) }
+                let count = Glibc.send(socket.fd, pending.baseAddress, pending.count, Int32(MSG_NOSIGNAL))
+                if count >= 0 { return .bytes(count) }
+                if errno == EAGAIN || errno == EINTR { return errno == EAGAIN ? .wantWrite : .bytes(0) }
+                return .failed(TLSError(.io, "send failed", errno: errno))
+            }
+            switch result {
+            case .bytes(let count):
+                socket.outputStart += count
+            case .wantWrite, .wantRead:
+                compact(socket)
+                updateInterest(socket)
+                return
+            case .closed, .failed:
+                return destroy(socket)
+            }
+        }
+        socket.output.removeAll(keepingCapacity: socket.output.capacity <= Self.readBufferSize)
+        socket.outputStart = 0
+        if !socket.pausedSources.isEmpty { resumeSources(of: socket) }
+        if socket.stage == .closing && !socket.writeShut {
+            socket.writeShut = true
+            socket.tls?.shutdown()
+            Glibc.shutdown(socket.fd, Int32(SHUT_WR))
+        }
+        updateInterest(socket)
+    }
+
+    private func compact(_ socket: RelaySocket) {
+        if socket.outputStart > 64 * 1024 && socket.outputStart * 2 > socket.output.count {
+            socket.output.removeFirst(socket.outputStart)
+            socket.outputStart = 0
+        }
+        if socket.pendingOutput < Self.lowWater && !socket.pausedSources.isEmpty { resumeSources(of: socket) }
+    }
+
+    private func resumeSources(of socket: RelaySocket) {
+        let sources = socket.pausedSources
+        socket.pausedSources = []
+        for source in sources where sockets[source.fd] === source && source.readPaused {
+            source.readPaused = false
+            updateInterest(source)
+            // Frames already decoded but not yet forwarded wait in the decoder.
+            if source.stage == .webSocket { processFrames(source) }
+        }
+    }
+
+    private func updateInterest(_ socket: RelaySocket) {
+        guard sockets[socket.fd] === socket else { return }
+        let wanted = socket.wantedEvents
+        guard wanted != socket.registeredEvents else { return }
+        socket.registeredEvents = wanted
+        do {
+            try epoll.modify(socket.fd, events: wanted)
+        } catch {
+            destroy(socket)
+        }
+    }
+
+    // MARK: - Ending
+
+    private func beginClosing(_ socket: RelaySocket) {
+        socket.stage = .closing
+        socket.decoder = nil
+        socket.httpBytes = []
+        socket.head = nil
+        socket.deadline = clock.milliseconds + Self.closingTimeout
+        timed.insert(socket.fd)
+        if !socket.pausedSources.isEmpty { resumeSources(of: socket) }
+        flush(socket)
+    }
+
+    /// Closes the socket now; tells the core if it still knew it.
+    private func destroy(_ socket: RelaySocket) {
+        guard sockets[socket.fd] === socket else { return }
+        sockets[socket.fd] = nil
+        timed.remove(socket.fd)
+        socket.tls = nil
+        Glibc.close(socket.fd)
+        if !socket.pausedSources.isEmpty { resumeSources(of: socket) }
+        if let id = socket.connectionID {
+            socket.connectionID = nil
+            byConnection[id] = nil
+            core.closed(id)
+            performActions()
+        }
+    }
+
+    private func expireDeadlines(now: Int64) {
+        for fd in timed {
+            guard let socket = sockets[fd], now >= socket.deadline else { continue }
+            destroy(socket)
+        }
+    }
+
+    private func drainAndClose() {
+        core.shutdown()
+        performActions()
+        for socket in Array(sockets.values) where socket.stage != .closing && socket.stage != .webSocket {
+            destroy(socket)
+        }
+        let end = clock.milliseconds + 1000
+        while clock.milliseconds < end && sockets.values.contains(where: { $0.pendingOutput > 0 }) {
+            epoll.wait(timeout: 50) { fd, events in
+                if let socket = sockets[fd], events & Epoll.writable != 0 { flush(socket) }
+            }
+        }
+        for socket in Array(sockets.values) { destroy(socket) }
+    }
+}

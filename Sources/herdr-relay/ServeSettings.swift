@@ -1,0 +1,165 @@
+import CLISupport
+import Dispatch
+import Foundation
+import Glibc
+import PeerGate
+import RelayServer
+import RelayStorage
+import TLS
+
+/// `serve`'s options, checked before anything starts.
+struct ServeSettings: Sendable {
+    var bindAddress: String
+    var port: UInt16
+    var origin: String
+    var databasePath: String
+    var certificateFile: String?
+    var keyFile: String?
+    var trustProxy: Bool
+    var attestationRequired: Bool
+
+    init(_ arguments: ParsedArguments, environment: [String: String]) throws(UsageError) {
+        func value(_ option: String, _ variable: String) -> String? {
+            arguments.wasGiven(option) ? arguments.string(option) : environment[variable] ?? arguments.string(option)
+        }
+        let listen = value("listen", "RELAY_LISTEN") ?? "127.0.0.1:8787"
+        guard let (host, port) = Self.splitListen(listen) else {
+            throw arguments.usageError("--listen must be address:port with a numeric address, got \(listen)")
+        }
+        bindAddress = host
+        self.port = port
+        guard let origin = value("origin", "RELAY_ORIGIN") else {
+            throw arguments.usageError("--origin is required: the https://host[:port] clients use to reach this relay")
+        }
+        guard let canonical = Self.canonicalOrigin(origin) else {
+            throw arguments.usageError(
+                "--origin must be https://host[:port] (or http:// for a loopback test) with no path, query or user, got \(origin)"
+            )
+        }
+        self.origin = canonical
+        databasePath = value("db", "RELAY_DB") ?? Self.defaultDatabasePath(environment)
+        certificateFile = value("tls-cert", "RELAY_TLS_CERT")
+        keyFile = value("tls-key", "RELAY_TLS_KEY")
+        guard (certificateFile == nil) == (keyFile == nil) else {
+            throw arguments.usageError("--tls-cert and --tls-key go together")
+        }
+        trustProxy = arguments.flag("trust-proxy") || environment["RELAY_TRUST_PROXY"] == "1"
+        let loopback = PeerKind(peer: bindAddress) == .loopback
+        if certificateFile == nil && !loopback {
+            throw arguments.usageError(
+                "plain WebSocket only on a loopback address (behind a TLS proxy); give --tls-cert and --tls-key to listen on \(bindAddress)"
+            )
+        }
+        let attest = arguments.wasGiven("attest-required") ? arguments.string("attest-required") : environment["ATTEST_REQUIRED"]
+        attestationRequired = RelayConfiguration.attestationRequired(setting: attest)
+    }
+
+    /// "127.0.0.1:8787", "[::1]:8787", "0.0.0.0:443".
+    static func splitListen(_ text: String) -> (String, UInt16)? {
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard let port = UInt16(portText), IPAddress(numeric: String(host)) != nil else { return nil }
+        return (String(host), port)
+    }
+
+    /// scheme://host[:port] lowercased, default port dropped; nil for anything with a path,
+    /// query, fragment or user info.
+    static func canonicalOrigin(_ text: String) -> String? {
+        guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(),
+            scheme == "https" || scheme == "http", let host = url.host?.lowercased(), !host.isEmpty,
+            url.user == nil, url.password == nil, url.query == nil, url.fragment == nil,
+            url.path.isEmpty || url.path == "/"
+        else { return nil }
+        let defaultPort = scheme == "https" ? 443 : 80
+        let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        if let port = url.port, port != defaultPort { return "\(scheme)://\(hostPart):\(port)" }
+        return "\(scheme)://\(hostPart)"
+    }
+
+    static func defaultDatabasePath(_ environment: [String: String]) -> String {
+        let base =
+            environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/state")
+        return base + "/herdr-relay/relay.sqlite"
+    }
+
+    func run() -> ExitCode {
+        let log: @Sendable (String) -> Void = { message in
+            StandardError.write("\(Self.timestamp()) herdr-relay: \(message)\n")
+        }
+        var tls: TLSContext?
+        if let certificateFile, let keyFile {
+            do {
+                tls = try TLSContext.server(certificateChainFile: certificateFile, privateKeyFile: keyFile)
+            } catch {
+                log("error: \(error)")
+                return .failure
+            }
+        }
+        if databasePath != ":memory:" {
+            let directory = (databasePath as NSString).deletingLastPathComponent
+            if !directory.isEmpty {
+                try? FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+        }
+        var configuration = RelayConfiguration(origin: origin, attestationRequired: attestationRequired)
+        configuration.maintenanceInterval = 10_000
+        let path = databasePath
+        let frozen = configuration
+        var options = RelayServer.Options(bindAddress: bindAddress, port: port, tls: tls)
+        options.trustProxy = trustProxy
+        let server: RelayServer
+        do {
+            server = try RelayServer(options: options) {
+                let store: any RelayStore = try SQLiteRelayStore(path: path)
+                return RelayCore(configuration: frozen, store: store, clock: SystemRelayClock(), log: log)
+            }
+        } catch {
+            log("error: cannot start: \(error)")
+            return .unavailable
+        }
+        let scheme = tls == nil ? "ws" : "wss"
+        let host = bindAddress.contains(":") ? "[\(bindAddress)]" : bindAddress
+        try? FileDescriptorWriter.writeAll(
+            fd: STDOUT_FILENO, string: "herdr-relay listening on \(scheme)://\(host):\(server.port)\n")
+        log(
+            "origin \(origin); attestation \(attestationRequired ? "required (no verifier built in: phones cannot pair; ATTEST_REQUIRED=false for a self-hosted relay)" : "off (ATTEST_REQUIRED=false)"); store \(path)\(tls == nil ? "; plain WebSocket on loopback" : "; TLS")"
+        )
+        let stop = DispatchSemaphore(value: 0)
+        let watcher: SignalWatcher
+        do {
+            watcher = try SignalWatcher(signals: [SIGINT, SIGTERM, SIGHUP], queue: DispatchQueue(label: "herdr-relay.signals")) {
+                _ in stop.signal()
+            }
+        } catch {
+            log("error: cannot watch signals: \(error)")
+            server.shutdown()
+            return .failure
+        }
+        stop.wait()
+        watcher.cancel()
+        log("shutting down")
+        server.shutdown()
+        log("stopped")
+        return .success
+    }
+
+    static func timestamp() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+    }
+}
