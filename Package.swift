@@ -54,7 +54,10 @@ let package = Package(
         .target(name: "HerdrHost", dependencies: ["HerdrKit", "HerdrCrypto", "CSystem", "CQREncode"]),
 
         .executableTarget(name: "herdr-remote", dependencies: ["HerdrKit", "CLISupport", "CZBar", "CLibPNG"]),
-        .executableTarget(name: "herdr-relay", dependencies: ["RelayServer", "RelayStorage", "CLISupport"]),
+        // The relay protocol's client side: admission as mac or phone, splice, keepalive, reconnect, HTTP endpoints.
+        .target(name: "RelayClient", dependencies: ["RelayProtocol", "WebWire", "TLS", "HerdrCrypto", "CSystem"]),
+        .executableTarget(
+            name: "herdr-relay", dependencies: ["RelayServer", "RelayStorage", "RelayClient", "CLISupport", "HerdrCrypto"]),
         .executableTarget(name: "herdr-pair", dependencies: ["HerdrHost", "HerdrKit", "HerdrCrypto", "CLISupport"]),
         // Performance targets beside their anchors (OpenSSH, openssl speed, raw sockets): `make bench`.
         .executableTarget(
@@ -80,5 +83,8 @@ let package = Package(
         .testTarget(
             name: "RelayServerTests",
             dependencies: ["RelayServer", "RelayStorage", "RelayProtocol", "WebWire", "HerdrCrypto", "TestSupport"]),
+        .testTarget(
+            name: "RelayClientTests",
+            dependencies: ["RelayClient", "RelayServer", "RelayStorage", "RelayProtocol", "TestSupport"]),
     ]
 )
