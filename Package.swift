@@ -61,7 +61,11 @@ let package = Package(
         .executableTarget(name: "herdr-pair", dependencies: ["HerdrHost", "HerdrKit", "HerdrCrypto", "CLISupport"]),
         // Performance targets beside their anchors (OpenSSH, openssl speed, raw sockets): `make bench`.
         .executableTarget(
-            name: "herdr-bench", dependencies: ["HerdrKit", "SSHClient", "TestSupport", "Noise", "Companion"],
+            name: "herdr-bench",
+            dependencies: [
+                "HerdrKit", "SSHClient", "TestSupport", "Noise", "Companion", "RelayServer", "RelayStorage", "RelayProtocol",
+                "CSystem",
+            ],
             path: "Benchmarks/herdr-bench"),
 
         // Real peers for tests and benchmarks: sshd, tmux, temporary directories, processes.

@@ -2,13 +2,19 @@ import Foundation
 import Glibc
 
 // herdr-bench: performance targets, measured beside their anchors in the same run.
-//   herdr-bench [ssh] [noise] [pair]  run the suites (default: all) and print Markdown results
+//   herdr-bench [ssh] [noise] [pair] [relay]  run the suites (default: all) and print Markdown results
 //   herdr-bench stall-child   internal: the stalled-consumer scenario in a process of its own
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "stall-child" {
     exit(await StallChild.run())
 }
-let suites = arguments.isEmpty ? ["ssh", "noise", "pair"] : arguments
+if arguments.first == "relay-child", arguments.count == 3, let established = Int(arguments[2]) {
+    exit(RelayBenchChildren.runRelay(database: arguments[1], established: established))
+}
+if arguments.first == "splice-child" {
+    exit(RelayBenchChildren.runSplice())
+}
+let suites = arguments.isEmpty ? ["ssh", "noise", "pair", "relay"] : arguments
 let environment = ProcessInfo.processInfo.environment
 let runs = Int(environment["HERDR_BENCH_RUNS"] ?? "") ?? 3
 let keystrokes = Int(environment["HERDR_BENCH_KEYSTROKES"] ?? "") ?? 1000
@@ -42,8 +48,17 @@ for suite in suites {
             FileHandle.standardError.write(Data("error: pair benchmark failed: \(error)\n".utf8))
             exit(1)
         }
+    case "relay":
+        print("Relay: splice throughput, 64-byte round trips, parked rooms, signed joins, beside a TCP splice")
+        do {
+            let parked = Int(environment["HERDR_BENCH_PARKED"] ?? "") ?? 100_000
+            markdown += try RelayBenchmarks(runs: runs, parkedRooms: parked, seconds: 3).run().markdown
+        } catch {
+            FileHandle.standardError.write(Data("error: relay benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
     default:
-        FileHandle.standardError.write(Data("error: unknown suite '\(suite)' (known: ssh, noise, pair)\n".utf8))
+        FileHandle.standardError.write(Data("error: unknown suite '\(suite)' (known: ssh, noise, pair, relay)\n".utf8))
         exit(64)
     }
 }

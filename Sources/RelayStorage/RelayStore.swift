@@ -13,7 +13,8 @@ public struct RoomRecord: Sendable, Hashable {
     /// Bytes spliced in this room on `quotaDay`.
     public var quotaBytes: Int64
 
-    public init(name: String, verifier: [UInt8]? = nil, lastActivity: Int64, quotaDay: Int64 = 0, quotaBytes: Int64 = 0) {
+    public init(name: String, verifier: [UInt8]? = nil, lastActivity: Int64, quotaDay: Int64 = 0, quotaBytes: Int64 = 0)
+    {
         self.name = name
         self.verifier = verifier
         self.lastActivity = lastActivity

@@ -29,7 +29,8 @@ enum ServeCommand {
             OptionSpec(
                 "origin", valueName: "url",
                 help: "The origin clients use, https://host[:port]; bound into every join signature (required)."),
-            OptionSpec("db", valueName: "file", help: "SQLite database (default: $XDG_STATE_HOME/herdr-relay/relay.sqlite)."),
+            OptionSpec(
+                "db", valueName: "file", help: "SQLite database (default: $XDG_STATE_HOME/herdr-relay/relay.sqlite)."),
             OptionSpec("tls-cert", valueName: "file.pem", help: "Certificate chain (PEM) for TLS."),
             OptionSpec("tls-key", valueName: "file.pem", help: "Private key (PEM) for TLS."),
             OptionSpec(

@@ -50,7 +50,8 @@ struct ServeSettings: Sendable {
                 "plain WebSocket only on a loopback address (behind a TLS proxy); give --tls-cert and --tls-key to listen on \(bindAddress)"
             )
         }
-        let attest = arguments.wasGiven("attest-required") ? arguments.string("attest-required") : environment["ATTEST_REQUIRED"]
+        let attest =
+            arguments.wasGiven("attest-required") ? arguments.string("attest-required") : environment["ATTEST_REQUIRED"]
         attestationRequired = RelayConfiguration.attestationRequired(setting: attest)
     }
 
@@ -59,7 +60,9 @@ struct ServeSettings: Sendable {
         let host: Substring
         let portText: Substring
         if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                return nil
+            }
             host = text[text.index(after: text.startIndex)..<close]
             portText = text[text.index(close, offsetBy: 2)...]
         } else {
@@ -138,7 +141,9 @@ struct ServeSettings: Sendable {
         let stop = DispatchSemaphore(value: 0)
         let watcher: SignalWatcher
         do {
-            watcher = try SignalWatcher(signals: [SIGINT, SIGTERM, SIGHUP], queue: DispatchQueue(label: "herdr-relay.signals")) {
+            watcher = try SignalWatcher(
+                signals: [SIGINT, SIGTERM, SIGHUP], queue: DispatchQueue(label: "herdr-relay.signals")
+            ) {
                 _ in stop.signal()
             }
         } catch {
@@ -159,7 +164,8 @@ struct ServeSettings: Sendable {
         var parts = tm()
         gmtime_r(&now, &parts)
         return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+            format: "%04d-%02d-%02dT%02d:%02d:%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+            Int(parts.tm_mday),
             Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
     }
 }

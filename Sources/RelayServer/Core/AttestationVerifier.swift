@@ -4,7 +4,9 @@ public protocol AttestationVerifier: Sendable {
     /// Verifies an attestation object bound to `clientDataHash`; returns the attested key id.
     func verifyAttestation(_ attestationObject: [UInt8], clientDataHash: [UInt8]) -> Result<[UInt8], AttestationFailure>
     /// Verifies an assertion by the key `keyID` over `clientDataHash` (counter strictly increasing).
-    func verifyAssertion(_ assertion: [UInt8], keyID: [UInt8], clientDataHash: [UInt8]) -> Result<Void, AttestationFailure>
+    func verifyAssertion(_ assertion: [UInt8], keyID: [UInt8], clientDataHash: [UInt8]) -> Result<
+        Void, AttestationFailure
+    >
 }
 
 /// Why attestation evidence was refused.

@@ -8,7 +8,8 @@ extension RelayCore {
     /// The POST endpoints of interop-facts §5 plus `/healthz` and `/metrics`. `peerIsLoopback`
     /// gates `/metrics`. The shell answers `/status` itself (it owns the listener) and caps the
     /// body at `configuration.httpBodySize` (413) before calling.
-    public func respond(to head: HTTPRequestHead, body: [UInt8], address: String, peerIsLoopback: Bool) -> HTTPResponse {
+    public func respond(to head: HTTPRequestHead, body: [UInt8], address: String, peerIsLoopback: Bool) -> HTTPResponse
+    {
         let response = route(head, body: body, address: address, peerIsLoopback: peerIsLoopback)
         metrics.httpResponses[response.status, default: 0] += 1
         return response
@@ -121,7 +122,8 @@ extension RelayCore {
                 let assertion = RelayJSON.bytes(object["assertion"]),
                 try store.takeSecret(.challenge, digest: SHA256.hash(challenge), room: name, now: now) != nil
             else { return RelayHTTP.error(403, "bad assertion") }
-            let clientDataHash = RelayTranscript.attestClientDataHash(challenge: challenge, origin: configuration.origin)
+            let clientDataHash = RelayTranscript.attestClientDataHash(
+                challenge: challenge, origin: configuration.origin)
             if case .failure(let failure) = attestation.verifyAssertion(
                 assertion, keyID: keyID, clientDataHash: clientDataHash)
             {

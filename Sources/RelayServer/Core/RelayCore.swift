@@ -186,8 +186,10 @@ public final class RelayCore {
         var attestedKey: [UInt8] = []
         if let verifier = room.record?.verifier {
             guard case .signature(let signature) = proof else { return refuse(connection, .signatureRequired) }
-            let transcript = RelayTranscript.join(role: role, nonce: nonce, room: room.name, origin: configuration.origin)
-            guard let key = try? Ed25519PublicKey(raw: verifier), key.isValidSignature(signature, for: transcript) else {
+            let transcript = RelayTranscript.join(
+                role: role, nonce: nonce, room: room.name, origin: configuration.origin)
+            guard let key = try? Ed25519PublicKey(raw: verifier), key.isValidSignature(signature, for: transcript)
+            else {
                 return refuse(connection, .badSignature)
             }
         } else {

@@ -281,7 +281,8 @@ final class RelayEventLoop {
         }
         guard socket.httpBytes.count >= socket.headLength + bodyLength else { return }
         let body = Array(socket.httpBytes[socket.headLength..<(socket.headLength + bodyLength)])
-        let response = core.respond(to: head, body: body, address: socket.address, peerIsLoopback: socket.peerIsLoopback)
+        let response = core.respond(
+            to: head, body: body, address: socket.address, peerIsLoopback: socket.peerIsLoopback)
         respond(socket, response)
         performActions()
     }
@@ -396,9 +397,12 @@ final class RelayEventLoop {
         header.withUnsafeBytes { headerBytes in
             payload.withUnsafeBytes { payloadBytes in
                 var vectors = [
-                    iovec(iov_base: UnsafeMutableRawPointer(mutating: headerBytes.baseAddress), iov_len: headerBytes.count),
                     iovec(
-                        iov_base: UnsafeMutableRawPointer(mutating: payloadBytes.baseAddress), iov_len: payloadBytes.count),
+                        iov_base: UnsafeMutableRawPointer(mutating: headerBytes.baseAddress), iov_len: headerBytes.count
+                    ),
+                    iovec(
+                        iov_base: UnsafeMutableRawPointer(mutating: payloadBytes.baseAddress),
+                        iov_len: payloadBytes.count),
                 ]
                 return vectors.withUnsafeMutableBufferPointer { buffer in
                     var message = msghdr()
@@ -417,7 +421,9 @@ final class RelayEventLoop {
 
     private func sendFrame(_ socket: RelaySocket, _ opcode: WebSocketOpcode, _ payload: [UInt8]) {
         guard socket.stage == .webSocket else { return }
-        payload.withUnsafeBytes { WebSocketFrameEncoder.append(opcode: opcode, payload: $0, maskKey: nil, to: &socket.output) }
+        payload.withUnsafeBytes {
+            WebSocketFrameEncoder.append(opcode: opcode, payload: $0, maskKey: nil, to: &socket.output)
+        }
         flush(socket)
     }
 
