@@ -123,63 +123,19 @@ public struct WebSocketFrameDecoder: Sendable {
     /// Reads one frame header from the buffer and checks it; false when it is not all there yet.
     /// Every check that the header alone allows happens here, before any payload is kept.
     private mutating func readHeader() throws(WebSocketProtocolError) -> Bool {
-        let available = buffer.count - readIndex
-        guard available >= 2 else { return false }
-        let first = buffer[readIndex]
-        let second = buffer[readIndex + 1]
-        // No extension is ever negotiated, so no reserved bit may be set (§5.2).
-        guard first & 0x70 == 0 else { throw .protocolError("reserved bits set") }
-        guard let opcode = WebSocketOpcode(rawValue: first & 0x0F) else { throw .protocolError("unknown opcode") }
-        let fin = first & 0x80 != 0
-        let masked = second & 0x80 != 0
-        // §5.1: a server must refuse unmasked frames, a client masked ones.
-        switch (role, masked) {
-        case (.server, false): throw .protocolError("unmasked frame from a client")
-        case (.client, true): throw .protocolError("masked frame from a server")
-        default: break
-        }
-        let shortLength = Int(second & 0x7F)
-        if opcode.isControl {
-            guard fin else { throw .protocolError("fragmented control frame") }
-            guard shortLength <= WebSocketFrameEncoder.maximumControlPayload else {
-                throw .protocolError("control frame too long")
-            }
-        } else if opcode == .continuation {
-            guard messageOpcode != nil else { throw .protocolError("continuation without a message") }
-        } else {
-            guard messageOpcode == nil else { throw .protocolError("new message inside a fragmented one") }
-        }
-        let lengthBytes = shortLength == 127 ? 8 : shortLength == 126 ? 2 : 0
-        let headerLength = 2 + lengthBytes + (masked ? 4 : 0)
-        guard available >= headerLength else { return false }
-        var cursor = readIndex + 2
-        // Non-minimal encodings and a set top bit are tolerated; the size limit catches huge values.
-        var length = UInt64(shortLength)
-        if lengthBytes > 0 {
-            length = 0
-            for _ in 0..<lengthBytes {
-                length = length << 8 | UInt64(buffer[cursor])
-                cursor += 1
+        let start = readIndex
+        let parsed = buffer.withUnsafeBytes { all in
+            Result { () throws(WebSocketProtocolError) -> WebSocketFrameHeader? in
+                try WebSocketFrameHeader.parse(
+                    UnsafeRawBufferPointer(rebasing: all[start...]), role: role, openMessage: messageOpcode,
+                    messageSoFar: message.count, maximumMessageSize: maximumMessageSize)
             }
         }
-        if !opcode.isControl {
-            let room = max(0, maximumMessageSize - message.count)
-            guard length <= UInt64(room) else {
-                throw WebSocketProtocolError(closeCode: WebSocketCloseCode.messageTooBig, reason: "frame too large")
-            }
-        }
-        var maskKey: UInt32?
-        if masked {
-            var key: UInt32 = 0
-            for _ in 0..<4 {
-                key = key << 8 | UInt32(buffer[cursor])
-                cursor += 1
-            }
-            maskKey = key
-        }
-        readIndex = cursor
-        if opcode == .text || opcode == .binary { messageOpcode = opcode }
-        frame = FrameInProgress(opcode: opcode, fin: fin, maskKey: maskKey, remaining: Int(length), phase: 0)
+        guard let header = try parsed.get() else { return false }
+        readIndex += header.size
+        if header.opcode == .text || header.opcode == .binary { messageOpcode = header.opcode }
+        frame = FrameInProgress(
+            opcode: header.opcode, fin: header.fin, maskKey: header.maskKey, remaining: header.length, phase: 0)
         return true
     }
 
@@ -244,7 +200,7 @@ public struct WebSocketFrameDecoder: Sendable {
     }
 
     /// §5.5.1: an empty payload, or a 2-byte code and a UTF-8 reason.
-    private static func closeMessage(_ payload: [UInt8]) throws(WebSocketProtocolError) -> WebSocketMessage {
+    static func closeMessage(_ payload: [UInt8]) throws(WebSocketProtocolError) -> WebSocketMessage {
         guard !payload.isEmpty else { return .close(code: nil, reason: "") }
         guard payload.count >= 2 else { throw .protocolError("close payload of one byte") }
         let code = UInt16(payload[0]) << 8 | UInt16(payload[1])

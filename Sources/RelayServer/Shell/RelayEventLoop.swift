@@ -176,7 +176,7 @@ final class RelayEventLoop {
         let result = receive(socket)
         switch result {
         case .bytes(let count):
-            consume(socket, UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
+            consume(socket, UnsafeMutableRawBufferPointer(rebasing: readBuffer[0..<count]))
             // TLS may hold decrypted bytes the kernel no longer signals.
             if let tls = socket.tls, sockets[socket.fd] === socket, !socket.readPaused, tls.hasBufferedPlaintext {
                 readable(socket)
@@ -222,7 +222,7 @@ final class RelayEventLoop {
         }
     }
 
-    private func consume(_ socket: RelaySocket, _ bytes: UnsafeRawBufferPointer) {
+    private func consume(_ socket: RelaySocket, _ bytes: UnsafeMutableRawBufferPointer) {
         switch socket.stage {
         case .tlsHandshake, .closing:
             return  // a closing socket's late bytes are discarded
@@ -231,8 +231,7 @@ final class RelayEventLoop {
             if socket.head == nil { socket.httpParser.append(bytes) }
             processHTTP(socket)
         case .webSocket:
-            socket.decoder?.append(bytes)
-            processFrames(socket)
+            processFrames(socket, bytes)
         }
     }
 
@@ -301,15 +300,16 @@ final class RelayEventLoop {
         byConnection[id] = socket
         socket.stage = .webSocket
         timed.remove(socket.fd)
-        var decoder = WebSocketFrameDecoder(role: .server, maximumMessageSize: core.configuration.preAdmissionFrameSize)
-        let leftover = socket.httpBytes[socket.headLength...]
+        socket.stream = WebSocketStreamDecoder(
+            role: .server, maximumMessageSize: core.configuration.preAdmissionFrameSize)
+        var leftover = Array(socket.httpBytes[socket.headLength...])
         socket.httpBytes = []
         socket.httpParser = HTTPRequestHeadParser()
         socket.head = nil
-        if !leftover.isEmpty { leftover.withUnsafeBytes { decoder.append($0) } }
-        socket.decoder = decoder
         performActions()
-        if socket.stage == .webSocket { processFrames(socket) }
+        if socket.stage == .webSocket && !leftover.isEmpty {
+            leftover.withUnsafeMutableBytes { processFrames(socket, $0) }
+        }
     }
 
     /// Sends a complete HTTP response, then closes.
@@ -320,47 +320,129 @@ final class RelayEventLoop {
 
     // MARK: - WebSocket
 
-    private func processFrames(_ socket: RelaySocket) {
-        while socket.stage == .webSocket, let id = socket.connectionID {
-            let message: WebSocketMessage?
-            do {
-                message = try socket.decoder?.next()
-            } catch {
-                closeWebSocket(socket, code: error.closeCode, reason: error.reason)
-                core.closed(id)
-                performActions()
-                return
-            }
-            guard let message else { return }
-            switch message {
-            case .binary(let payload):
-                if let peerID = core.binary(byteCount: payload.count, from: id), let peer = byConnection[peerID] {
-                    forward(payload, from: socket, to: peer)
+    /// Decodes what arrived. Binary frames are cut through: the core decides at the frame header
+    /// (rate, quota, peer) and the payload goes to the peer as it arrives, unmasked in place.
+    private func processFrames(_ socket: RelaySocket, _ bytes: UnsafeMutableRawBufferPointer) {
+        guard let stream = socket.stream, let id = socket.connectionID else { return }
+        do {
+            try stream.decode(bytes) { event in
+                switch event {
+                case .binaryFrameStart(let opcode, let fin, let length):
+                    socket.spliceTarget = nil
+                    if let peerID = core.binary(byteCount: length, from: id), let peer = byConnection[peerID],
+                        peer.stage == .webSocket
+                    {
+                        beginSplice(from: socket, to: peer, opcode: opcode, fin: fin, length: length)
+                    }
+                    if core.hasActions { performActions() }
+                case .binaryPayload(let chunk):
+                    if let peer = socket.spliceTarget { splice(chunk, from: socket, to: peer) }
+                case .binaryFrameEnd:
+                    if let peer = socket.spliceTarget { endSplice(peer) }
+                    socket.spliceTarget = nil
+                case .message(.text(let text)):
+                    core.text(text, from: id)
+                    performActions()
+                case .message(.binary):
+                    break  // never: binary messages are streamed
+                case .message(.ping(let payload)):
+                    sendFrame(socket, .pong, payload)
+                case .message(.pong):
+                    core.pong(from: id)
+                case .message(.close(let code, _)):
+                    // Echo the peer's code (or 1000 for an empty close), then end.
+                    closeWebSocket(socket, code: code ?? 1000, reason: "")
+                    core.closed(id)
+                    performActions()
                 }
-                if core.hasActions { performActions() }
-                if socket.readPaused { return }
-            case .text(let text):
-                core.text(text, from: id)
-                performActions()
-            case .ping(let payload):
-                sendFrame(socket, .pong, payload)
-            case .pong:
-                core.pong(from: id)
-            case .close(let code, _):
-                // Echo the peer's code (or 1000 for an empty close), then end.
-                closeWebSocket(socket, code: code ?? 1000, reason: "")
-                core.closed(id)
-                performActions()
+                return socket.stage == .webSocket
             }
+        } catch {
+            closeWebSocket(socket, code: error.closeCode, reason: error.reason)
+            core.closed(id)
+            performActions()
         }
     }
 
-    /// Queues one binary frame to `peer`; stops reading `source` while `peer` is backed up.
-    private func forward(_ payload: [UInt8], from source: RelaySocket, to peer: RelaySocket) {
-        guard peer.stage == .webSocket else { return }
+    /// A binary frame from `source` starts its way to `peer`: the header waits to go out with the
+    /// first payload bytes.
+    private func beginSplice(
+        from source: RelaySocket, to peer: RelaySocket, opcode: WebSocketOpcode, fin: Bool, length: Int
+    ) {
+        source.spliceTarget = peer
+        source.lastSpliceTarget = peer
+        peer.receivingSplice = true
+        peer.inboundRemaining = length
+        peer.inboundHeader = Self.frameHeader(opcode: opcode, fin: fin, length: length)
+        peer.inboundSource = source
+        if opcode == .binary {
+            peer.inboundFragmentOpen = !fin
+        } else if fin {
+            peer.inboundFragmentOpen = false
+        }
+    }
+
+    private func splice(_ chunk: UnsafeRawBufferPointer, from source: RelaySocket, to peer: RelaySocket) {
+        guard peer.stage == .webSocket, peer.receivingSplice, peer.inboundRemaining >= chunk.count else { return }
+        peer.inboundRemaining -= chunk.count
+        let header = peer.inboundHeader
+        peer.inboundHeader = []
+        write(header, chunk, to: peer)
+        if peer.pendingOutput > Self.highWater, sockets[peer.fd] === peer, !source.readPaused {
+            source.readPaused = true
+            peer.pausedSources.append(source)
+            updateInterest(source)
+        }
+    }
+
+    /// The spliced frame is complete: our own deferred frames may follow it.
+    private func endSplice(_ peer: RelaySocket) {
+        guard peer.stage == .webSocket, peer.receivingSplice else { return }
+        if !peer.inboundHeader.isEmpty {  // an empty frame: the header alone
+            peer.output += peer.inboundHeader
+            peer.inboundHeader = []
+        }
+        peer.receivingSplice = false
+        if !peer.deferred.isEmpty {
+            peer.output += peer.deferred
+            peer.deferred = []
+        }
+        flush(peer)
+    }
+
+    /// `source` ends with a frame of its half-way to its peer (or a fragmented message open):
+    /// fill the frame with zeros and close the message, so the peer's WebSocket stream stays
+    /// well-formed. (The end-to-end channel then fails its AEAD check, and starts over.)
+    private func abandonSplice(from source: RelaySocket) {
+        guard let peer = source.lastSpliceTarget, sockets[peer.fd] === peer, peer.stage == .webSocket,
+            peer.inboundSource === source
+        else { return }
+        repairInbound(peer)
+        flush(peer)
+    }
+
+    /// Completes a half-written spliced frame and open fragmented message on `peer`'s output.
+    private func repairInbound(_ peer: RelaySocket) {
+        if peer.receivingSplice {
+            peer.output += peer.inboundHeader
+            peer.inboundHeader = []
+            peer.output += [UInt8](repeating: 0, count: peer.inboundRemaining)
+            peer.inboundRemaining = 0
+            peer.receivingSplice = false
+            peer.output += peer.deferred
+            peer.deferred = []
+        }
+        if peer.inboundFragmentOpen {
+            peer.output += Self.frameHeader(opcode: .continuation, fin: true, length: 0)
+            peer.inboundFragmentOpen = false
+        }
+        peer.inboundSource = nil
+    }
+
+    /// `header` then `payload` to `peer`: straight to the socket in one sendmsg when nothing is
+    /// queued (no copy), else queued.
+    private func write(_ header: [UInt8], _ payload: UnsafeRawBufferPointer, to peer: RelaySocket) {
         if peer.pendingOutput == 0 && peer.tls == nil {
-            // Nothing queued: header and payload go out in one sendmsg, with no copy.
-            let header = Self.binaryHeader(length: payload.count)
             let written = writeVectored(peer.fd, header, payload)
             if written < 0 { return destroy(peer) }
             let total = header.count + payload.count
@@ -373,47 +455,39 @@ final class RelayEventLoop {
             }
             updateInterest(peer)
         } else {
-            payload.withUnsafeBytes {
-                WebSocketFrameEncoder.append(opcode: .binary, payload: $0, maskKey: nil, to: &peer.output)
-            }
+            peer.output += header
+            peer.output.append(contentsOf: payload)
             flush(peer)
-        }
-        if peer.pendingOutput > Self.highWater, sockets[peer.fd] === peer {
-            source.readPaused = true
-            peer.pausedSources.append(source)
-            updateInterest(source)
         }
     }
 
-    static func binaryHeader(length: Int) -> [UInt8] {
-        if length < 126 { return [0x82, UInt8(length)] }
-        if length <= 0xFFFF { return [0x82, 126, UInt8(length >> 8), UInt8(length & 0xFF)] }
-        var header: [UInt8] = [0x82, 127]
+    static func frameHeader(opcode: WebSocketOpcode, fin: Bool, length: Int) -> [UInt8] {
+        let first = (fin ? 0x80 : 0) | opcode.rawValue
+        if length < 126 { return [first, UInt8(length)] }
+        if length <= 0xFFFF { return [first, 126, UInt8(length >> 8), UInt8(length & 0xFF)] }
+        var header: [UInt8] = [first, 127]
         for shift in stride(from: 56, through: 0, by: -8) { header.append(UInt8(truncatingIfNeeded: length >> shift)) }
         return header
     }
 
-    private func writeVectored(_ fd: Int32, _ header: [UInt8], _ payload: [UInt8]) -> Int {
+    /// sendmsg of `header` (possibly empty) and `payload`: bytes written, 0 when the socket is
+    /// full, -1 when it failed.
+    private func writeVectored(_ fd: Int32, _ header: [UInt8], _ payload: UnsafeRawBufferPointer) -> Int {
         header.withUnsafeBytes { headerBytes in
-            payload.withUnsafeBytes { payloadBytes in
-                var vectors = [
-                    iovec(
-                        iov_base: UnsafeMutableRawPointer(mutating: headerBytes.baseAddress), iov_len: headerBytes.count
-                    ),
-                    iovec(
-                        iov_base: UnsafeMutableRawPointer(mutating: payloadBytes.baseAddress),
-                        iov_len: payloadBytes.count),
-                ]
-                return vectors.withUnsafeMutableBufferPointer { buffer in
-                    var message = msghdr()
-                    message.msg_iov = buffer.baseAddress
-                    message.msg_iovlen = 2
-                    while true {
-                        let count = sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
-                        if count >= 0 { return count }
-                        if errno == EINTR { continue }
-                        return errno == EAGAIN ? 0 : -1
-                    }
+            var vectors = [
+                iovec(iov_base: UnsafeMutableRawPointer(mutating: headerBytes.baseAddress), iov_len: headerBytes.count),
+                iovec(iov_base: UnsafeMutableRawPointer(mutating: payload.baseAddress), iov_len: payload.count),
+            ]
+            return vectors.withUnsafeMutableBufferPointer { buffer -> Int in
+                var message = msghdr()
+                let skip = headerBytes.isEmpty ? 1 : 0
+                message.msg_iov = buffer.baseAddress! + skip
+                message.msg_iovlen = 2 - skip
+                while true {
+                    let count = sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+                    if count >= 0 { return count }
+                    if errno == EINTR { continue }
+                    return errno == EAGAIN ? 0 : -1
                 }
             }
         }
@@ -431,10 +505,12 @@ final class RelayEventLoop {
     /// told by the caller).
     private func closeWebSocket(_ socket: RelaySocket, code: UInt16, reason: String) {
         guard socket.stage == .webSocket else { return }
+        repairInbound(socket)
+        abandonSplice(from: socket)
         socket.output += WebSocketFrameEncoder.closeFrame(code: code, reason: reason, maskKey: nil)
         if let id = socket.connectionID { byConnection[id] = nil }
         socket.connectionID = nil
-        socket.decoder = nil
+        socket.stream = nil
         beginClosing(socket)
     }
 
@@ -447,7 +523,7 @@ final class RelayEventLoop {
             case .sendText(let id, let text):
                 if let socket = byConnection[id] { sendFrame(socket, .text, Array(text.utf8)) }
             case .admitted(let id, let frameLimit):
-                byConnection[id]?.decoder?.maximumMessageSize = frameLimit
+                byConnection[id]?.stream?.maximumMessageSize = frameLimit
             case .close(let id, let reason):
                 if let socket = byConnection[id] { closeWebSocket(socket, code: reason.code, reason: reason.reason) }
             case .drop(let id):
@@ -530,8 +606,6 @@ final class RelayEventLoop {
         for source in sources where sockets[source.fd] === source && source.readPaused {
             source.readPaused = false
             updateInterest(source)
-            // Frames already decoded but not yet forwarded wait in the decoder.
-            if source.stage == .webSocket { processFrames(source) }
         }
     }
 
@@ -551,7 +625,7 @@ final class RelayEventLoop {
 
     private func beginClosing(_ socket: RelaySocket) {
         socket.stage = .closing
-        socket.decoder = nil
+        socket.stream = nil
         socket.httpBytes = []
         socket.head = nil
         socket.deadline = clock.milliseconds + Self.closingTimeout
@@ -563,6 +637,7 @@ final class RelayEventLoop {
     /// Closes the socket now; tells the core if it still knew it.
     private func destroy(_ socket: RelaySocket) {
         guard sockets[socket.fd] === socket else { return }
+        if socket.stage == .webSocket { abandonSplice(from: socket) }
         sockets[socket.fd] = nil
         timed.remove(socket.fd)
         socket.tls = nil

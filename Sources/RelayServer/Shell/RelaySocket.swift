@@ -32,8 +32,27 @@ final class RelaySocket {
     var headLength = 0
 
     // WebSocket stage.
-    var decoder: WebSocketFrameDecoder?
+    var stream: WebSocketStreamDecoder?
     var connectionID: ConnectionID?
+
+    // Cut-through splicing, as a source: where the binary frame arriving now goes (nil: dropped),
+    // and the last socket this one spliced to (to repair its stream if this one ends mid-way).
+    weak var spliceTarget: RelaySocket?
+    weak var lastSpliceTarget: RelaySocket?
+
+    // Cut-through splicing, as a receiver: a spliced frame is being written to this socket.
+    var receivingSplice = false
+    /// Payload bytes of that frame still to come from the source.
+    var inboundRemaining = 0
+    /// The frame's header, held back to go out in one write with the first payload bytes.
+    var inboundHeader: [UInt8] = []
+    /// A fragmented binary message is open on this socket's outgoing stream…
+    var inboundFragmentOpen = false
+    /// …fed by this source.
+    weak var inboundSource: RelaySocket?
+    /// Frames of our own (pings, text, close) waiting for the spliced frame to end: nothing may
+    /// go inside a frame.
+    var deferred: [UInt8] = []
 
     // Output.
     var output: [UInt8] = []
