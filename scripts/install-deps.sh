@@ -11,7 +11,7 @@ apt_packages=(
   iproute2 procps                       # test network namespaces, ps
   python3 python3-pip                   # Python peers of the interop tests
 )
-pip_packages=(noiseprotocol)  # the independent Noise peer of the interop tests (Tests/NoiseTests/Peers)
+pip_packages=(noiseprotocol websockets)  # independent peers of the interop tests: Noise (Tests/NoiseTests/Peers), relay WebSocket client (RelayServerTests)
 
 missing=()
 for package in "${apt_packages[@]}"; do

@@ -1,0 +1,494 @@
+import Foundation
+import HerdrCrypto
+import RelayProtocol
+import RelayServer
+import RelayStorage
+import Testing
+
+/// The admission exchange of interop-facts §5 against the pure core: Hello, the uniform
+/// Challenge, Proof, Result, and every refusal with its close.
+@Suite struct AdmissionTests {
+    /// `{"nonce":"<b64 of 32 bytes>"}` and nothing else.
+    static func isUniformChallenge(_ text: String?) -> Bool {
+        guard let text, let object = RelayJSON.object(text), Array(object.keys) == ["nonce"],
+            RelayJSON.bytes(object["nonce"])?.count == 32
+        else { return false }
+        return text == "{\"nonce\":\"\(object["nonce"] as? String ?? "")\"}"
+    }
+
+    @Test func challengeIsTheSameShapeForAbsentPairingAndEstablishedRooms() throws {
+        let h = CoreHarness()
+        let absent = makeRoom()
+        let pairing = makeRoom()
+        let established = makeRoom()
+        _ = try h.parkMac(pairing)
+        _ = try h.establish(established, key: makeKey())
+        var nonces: Set<[UInt8]> = []
+        for room in [absent, pairing, established] {
+            for role in RelayRole.allCases {
+                for nonDisplacing in [false, true] {
+                    let id = h.open(room)
+                    let nonce = try #require(h.hello(id, role, nonDisplacing: nonDisplacing))
+                    #expect(Self.isUniformChallenge(h.lastText(id)), "\(role) in a room: \(h.lastText(id) ?? "-")")
+                    #expect(h.texts[id]?.count == 1)
+                    nonces.insert(nonce)
+                    h.closed(id)
+                }
+            }
+        }
+        #expect(nonces.count == 12, "every challenge carries a fresh nonce")
+    }
+
+    @Test(arguments: [
+        "not json", "", "[]", "{\"v\":2,\"role\":\"mac\"}", "{\"v\":true,\"role\":\"mac\"}",
+        "{\"v\":\"1\",\"role\":\"mac\"}", "{\"v\":1,\"role\":\"tablet\"}", "{\"v\":1}", "{\"role\":\"phone\"}",
+        "{\"v\":1,\"role\":\"phone\",\"nonDisplacing\":\"yes\"}", "{\"v\":1,\"role\":\"mac\",\"nonDisplacing\":1}",
+    ])
+    func badHelloIsRefusedAndClosed(hello: String) {
+        let h = CoreHarness()
+        let id = h.open(makeRoom())
+        h.text(hello, from: id)
+        #expect(h.texts[id] == ["{\"ok\":false,\"error\":\"bad hello\"}"])
+        #expect(h.closes[id] == RelayClose(code: 1008, reason: "bad hello"))
+    }
+
+    @Test func helloWithUnknownExtraFieldsIsAccepted() {
+        let h = CoreHarness()
+        let id = h.open(makeRoom())
+        h.text("{\"v\":1,\"role\":\"mac\",\"future\":[1,2]}", from: id)
+        #expect(Self.isUniformChallenge(h.lastText(id)))
+    }
+
+    @Test func binaryBeforeAdmissionIsRefused() {
+        let h = CoreHarness()
+        let room = makeRoom()
+        let early = h.open(room)
+        #expect(h.binary(10, from: early) == nil)
+        #expect(h.refusal(early) == "bad hello")
+        #expect(h.closes[early] == RelayClose(code: 1008, reason: "bad hello"))
+
+        let afterHello = h.open(room)
+        h.hello(afterHello, .mac)
+        #expect(h.binary(10, from: afterHello) == nil)
+        #expect(h.refusal(afterHello) == "bad proof")
+        #expect(h.closes[afterHello] == RelayClose(code: 1008, reason: "bad proof"))
+    }
+
+    @Test(arguments: [
+        "nope", "[]", "{\"sig\":\"!!!\"}", "{\"sig\":5}", "{\"ticket\":5}", "{\"sig\":\"AA==\",\"ticket\":\"x\"}",
+    ])
+    func badProofIsRefused(proof: String) {
+        let h = CoreHarness()
+        let id = h.open(makeRoom())
+        h.hello(id, .mac)
+        h.text(proof, from: id)
+        #expect(h.refusal(id) == "bad proof")
+        #expect(h.closes[id] == RelayClose(code: 1008, reason: "bad proof"))
+    }
+
+    @Test func textAfterAdmissionIsDropped() throws {
+        let h = CoreHarness()
+        let mac = try h.parkMac(makeRoom())
+        let sent = h.texts[mac]?.count
+        h.text("{\"v\":1,\"role\":\"mac\"}", from: mac)
+        #expect(h.texts[mac]?.count == sent)
+        #expect(h.isLive(mac))
+    }
+
+    @Test func admittedRaisesTheFrameLimit() throws {
+        let h = CoreHarness()
+        let mac = try h.parkMac(makeRoom())
+        #expect(h.admittedLimits[mac] == 256 * 1024)
+        #expect(h.history.contains(.admitted(mac, frameLimit: 256 * 1024)))
+    }
+
+    // MARK: - Pending sockets and the deadline
+
+    @Test func fourPendingAreKeptAndTheFifthDropsTheOldest() throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        let first = h.open(room)
+        let others = (0..<3).map { _ in h.open(room) }
+        h.hello(others[0], .phone)  // awaiting proof counts as pending too
+        #expect(([first] + others).allSatisfy(h.isLive))
+        let fifth = h.open(room)
+        #expect(h.closes[first] == RelayClose(code: 1008, reason: "too many pending"))
+        #expect((others + [fifth]).allSatisfy(h.isLive))
+        // The survivors carry on: a Mac parks, freeing a pending place.
+        h.hello(fifth, .mac)
+        #expect(h.proof(fifth, .empty) == .admitted(registrationToken: nil))
+        let sixth = h.open(room)
+        #expect((others + [fifth, sixth]).allSatisfy(h.isLive))
+        let seventh = h.open(room)
+        #expect(h.closes[others[0]] == RelayClose(code: 1008, reason: "too many pending"))
+        #expect([others[1], others[2], fifth, sixth, seventh].allSatisfy(h.isLive))
+    }
+
+    @Test func pendingLimitIsPerRoom() {
+        let h = CoreHarness()
+        let ids = (0..<8).map { h.open($0 < 4 ? "a\(String(repeating: "0", count: 63))" : makeRoom()) }
+        #expect(ids.allSatisfy(h.isLive))
+    }
+
+    @Test func admissionTimesOutAtFifteenSeconds() throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        let silent = h.open(room)
+        let helloOnly = h.open(room)
+        h.hello(helloOnly, .mac)
+        let admitted = try h.parkMac(makeRoom())
+        h.clock.advance(milliseconds: 14_999)
+        h.tick()
+        #expect(h.isLive(silent) && h.isLive(helloOnly))
+        h.clock.advance(milliseconds: 1)
+        h.tick()
+        #expect(h.closes[silent] == RelayClose(code: 1008, reason: "admission timeout"))
+        #expect(h.closes[helloOnly] == RelayClose(code: 1008, reason: "admission timeout"))
+        #expect(h.isLive(admitted))
+        // A later socket has its own deadline.
+        let late = h.open(room)
+        h.clock.advance(milliseconds: 14_999)
+        h.tick()
+        #expect(h.isLive(late))
+        h.clock.advance(milliseconds: 1)
+        h.tick()
+        #expect(h.closes[late] == RelayClose(code: 1008, reason: "admission timeout"))
+    }
+
+    // MARK: - The per-room proof limiter
+
+    @Test func fortyProofsPerTenSecondsThenRateLimitedUntilTheWindowReopens() throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        for attempt in 1...40 {
+            #expect(h.join(room, .mac).result == .admitted(registrationToken: nil), "attempt \(attempt)")
+        }
+        let (limited, result) = h.join(room, .mac)
+        #expect(result == .refused("rate limited"))
+        #expect(h.closes[limited] == RelayClose(code: 1008, reason: "rate limited"))
+        // Refused proofs count too, and the window is fixed from its first proof.
+        h.clock.advance(milliseconds: 9_999)
+        #expect(h.join(room, .mac).result == .refused("rate limited"))
+        h.clock.advance(milliseconds: 1)
+        #expect(h.join(room, .mac).result == .admitted(registrationToken: nil))
+        // Another room has its own window.
+        #expect(h.join(makeRoom(), .mac).result == .admitted(registrationToken: nil))
+    }
+
+    @Test func failedProofsCountAgainstTheLimiter() throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        _ = try h.establish(room, key: makeKey())  // 2 proofs
+        for _ in 0..<38 {
+            #expect(
+                h.join(room, .phone, proof: .signature([UInt8](repeating: 0, count: 64))).result
+                    == .refused("bad signature"))
+        }
+        #expect(h.join(room, .phone, proof: .empty).result == .refused("rate limited"))
+    }
+
+    // MARK: - Pairing rooms
+
+    @Test func pairingRoomInOpenMode() throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        let early = h.join(room, .phone)
+        #expect(early.result == .refused("mac offline"))
+        #expect(h.closes[early.id] == RelayClose(code: 1008, reason: "mac offline"))
+
+        let mac = h.join(room, .mac)
+        #expect(h.lastText(mac.id) == "{\"ok\":true}")
+        let phone = h.join(room, .phone)
+        guard case .admitted(let token?) = phone.result else {
+            Issue.record("phone not admitted: \(String(describing: phone.result))")
+            return
+        }
+        #expect(token.count == 24)
+        #expect(h.lastText(phone.id) == "{\"ok\":true,\"registrationToken\":\"\(base64(token))\"}")
+        #expect(h.isLive(mac.id) && h.isLive(phone.id))
+        #expect(h.binary(5, from: mac.id) == phone.id)
+        #expect(h.binary(5, from: phone.id) == mac.id)
+    }
+
+    @Test func pairingRoomRefusesMisplacedCredentials() throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        #expect(h.join(room, .mac, proof: .ticket("AAAA")).result == .refused("bad proof"))
+        #expect(
+            h.join(room, .mac, proof: .signature([UInt8](repeating: 1, count: 64))).result == .refused("bad signature"))
+        _ = try h.parkMac(room)
+        #expect(
+            h.join(room, .phone, proof: .signature([UInt8](repeating: 1, count: 64))).result
+                == .refused("bad signature"))
+        // Open mode: a ticket is still checked when one is presented.
+        #expect(h.join(room, .phone, proof: .ticket(base64(SecureRandom.bytes(24)))).result == .refused("bad ticket"))
+    }
+
+    @Test func pairingRoomWithAttestationRequired() throws {
+        let h = CoreHarness(attestationRequired: true)
+        let room = makeRoom()
+        let ticket = try h.ticket(room)
+        #expect(h.join(room, .phone, proof: .ticket(ticket)).result == .refused("mac offline"))
+        _ = try h.parkMac(room)
+        let unticketed = h.join(room, .phone)
+        #expect(unticketed.result == .refused("ticket required"))
+        #expect(h.closes[unticketed.id] == RelayClose(code: 1008, reason: "ticket required"))
+        #expect(h.join(room, .phone, proof: .ticket("not base64!")).result == .refused("bad ticket"))
+        #expect(h.join(room, .phone, proof: .ticket(base64(SecureRandom.bytes(24)))).result == .refused("bad ticket"))
+        // A ticket for another room does not open this one.
+        let other = makeRoom()
+        let otherTicket = try h.ticket(other)
+        #expect(h.join(room, .phone, proof: .ticket(otherTicket)).result == .refused("bad ticket"))
+
+        // `mac offline` came before the ticket was looked at: it is still good, and single use.
+        let first = try h.joinPhone(room, proof: .ticket(ticket))
+        #expect(first.token.count == 24)
+        // Displacing a ticketed phone takes another ticket.
+        #expect(h.join(room, .phone).result == .refused("ticket required"))
+        #expect(h.isLive(first.id))
+        let reused = h.join(room, .phone, proof: .ticket(ticket))
+        #expect(reused.result == .refused("bad ticket"))
+        #expect(h.closes[reused.id] == RelayClose(code: 1008, reason: "bad ticket"))
+        #expect(h.isLive(first.id))
+
+        // Registration under attestation needs an assertion by the attested key.
+        let key = try makeKey()
+        let challenge = try h.challenge(room)
+        let answer = h.post(
+            "/register", room: room,
+            json: [
+                "registrationToken": base64(first.token), "verifier": base64(key.verifier.raw),
+                "challenge": base64(challenge), "assertion": base64(goodAssertion),
+            ])
+        #expect(answer.status == 200 && answer.ok, "\(answer.json)")
+        #expect(try h.store.room(named: room)?.verifier == key.verifier.raw)
+        // Established: pairing-mode admission is closed for good, tickets or not.
+        let late = try h.ticket(room)
+        #expect(h.join(room, .phone, proof: .ticket(late)).result == .refused("signature required"))
+    }
+
+    @Test func ticketsExpireAfterFiveMinutes() throws {
+        let h = CoreHarness(attestationRequired: true)
+        let fresh = makeRoom()
+        let stale = makeRoom()
+        let freshTicket = try h.ticket(fresh)
+        let staleTicket = try h.ticket(stale)
+        h.clock.advance(seconds: 299)
+        _ = try h.parkMac(fresh)
+        #expect(try h.joinPhone(fresh, proof: .ticket(freshTicket)).token.count == 24)
+        h.clock.advance(seconds: 1)
+        _ = try h.parkMac(stale)
+        #expect(h.join(stale, .phone, proof: .ticket(staleTicket)).result == .refused("bad ticket"))
+    }
+
+    @Test func attestRefusesBadEvidence() throws {
+        let h = CoreHarness(attestationRequired: true)
+        let room = makeRoom()
+        let challenge = try h.challenge(room)
+        let bad = h.post(
+            "/attest", room: room, json: ["challenge": base64(challenge), "attestationObject": base64([1, 2, 3])])
+        #expect(bad.status == 403 && bad.error == "bad attestation")
+        // The challenge was used up by the failed attempt.
+        let reused = h.post(
+            "/attest", room: room, json: ["challenge": base64(challenge), "attestationObject": base64(goodAttestation)])
+        #expect(reused.status == 403 && reused.error == "bad challenge")
+        let unknown = h.post(
+            "/attest", room: room,
+            json: ["challenge": base64(SecureRandom.bytes(32)), "attestationObject": base64(goodAttestation)])
+        #expect(unknown.status == 403 && unknown.error == "bad challenge")
+        #expect(h.post("/attest", room: room, json: ["challenge": "x"]).status == 400)
+    }
+
+    // MARK: - Established rooms
+
+    @Test func establishedRoomNeedsAValidSignature() throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        let key = try makeKey()
+        let (oldMac, oldPhone) = try h.establish(room, key: key)
+        for role in RelayRole.allCases {
+            let unsigned = h.join(room, role)
+            #expect(unsigned.result == .refused("signature required"))
+            #expect(h.closes[unsigned.id] == RelayClose(code: 1008, reason: "signature required"))
+            #expect(h.join(room, role, proof: .ticket("AAAA")).result == .refused("signature required"))
+            let zero = h.join(room, role, proof: .signature([UInt8](repeating: 0, count: 64)))
+            #expect(zero.result == .refused("bad signature"))
+            #expect(h.closes[zero.id] == RelayClose(code: 1008, reason: "bad signature"))
+            #expect(h.join(room, role, proof: .signature([1, 2, 3])).result == .refused("bad signature"))
+            let otherKey = try makeKey()
+            #expect(try h.signedJoin(room, role, key: otherKey).result == .refused("bad signature"))
+        }
+        // Refusals displaced nobody.
+        #expect(h.isLive(oldMac) && h.isLive(oldPhone))
+        let mac = try h.signedJoin(room, .mac, key: key)
+        #expect(mac.result == .admitted(registrationToken: nil))
+        let phone = try h.signedJoin(room, .phone, key: key)
+        guard case .admitted(let token?) = phone.result else {
+            Issue.record("signed phone not admitted")
+            return
+        }
+        #expect(token.count == 24)
+        #expect(h.closes[oldMac] == RelayClose(code: 1000, reason: "displaced"))
+        #expect(h.closes[oldPhone] == RelayClose(code: 1000, reason: "displaced"))
+        #expect(h.binary(100, from: mac.id) == phone.id)
+        #expect(h.binary(100, from: phone.id) == mac.id)
+    }
+
+    @Test(arguments: [false, true])
+    func signedDevicesNeedNoMacTicketOrPeer(attestationRequired: Bool) throws {
+        let h = CoreHarness(attestationRequired: attestationRequired)
+        let room = makeRoom()
+        let key = try makeKey()
+        _ = try h.store.registerVerifier(key.verifier.raw, room: room, now: h.clock.unixSeconds)
+        // No `mac offline` and no ticket in an established room: the signature is the credential.
+        let phone = try h.signedJoin(room, .phone, key: key)
+        guard case .admitted(let token?) = phone.result else {
+            Issue.record("signed phone alone not admitted: \(String(describing: phone.result))")
+            return
+        }
+        #expect(token.count == 24)
+        let mac = try h.signedJoin(room, .mac, key: key)
+        #expect(mac.result == .admitted(registrationToken: nil))
+        #expect(h.binary(1, from: mac.id) == phone.id)
+    }
+
+    @Test(arguments: ["another room", "another origin", "another role", "replayed nonce", "delete transcript"])
+    func signatureBoundToItsTranscriptIsRefusedElsewhere(variant: String) throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        let key = try makeKey()
+        _ = try h.establish(room, key: key)
+        for role in RelayRole.allCases {
+            var earlier: [UInt8] = []
+            if variant == "replayed nonce" {
+                // A signature that was valid for an earlier challenge (of a socket that then left).
+                let first = h.open(room)
+                earlier = try #require(h.hello(first, role))
+                h.closed(first)
+            }
+            let attempt = try h.signedJoin(room, role, key: key) { key, nonce in
+                switch variant {
+                case "another room": try key.signJoin(role: role, nonce: nonce, room: makeRoom(), origin: testOrigin)
+                case "another origin":
+                    try key.signJoin(role: role, nonce: nonce, room: room, origin: "https://relay.test:8443")
+                case "another role":
+                    try key.signJoin(role: role == .mac ? .phone : .mac, nonce: nonce, room: room, origin: testOrigin)
+                case "replayed nonce": try key.signJoin(role: role, nonce: earlier, room: room, origin: testOrigin)
+                default: try key.signDelete(challenge: nonce, room: room, origin: testOrigin)
+                }
+            }
+            #expect(attempt.result == .refused("bad signature"), "\(variant), \(role)")
+            #expect(h.closes[attempt.id] == RelayClose(code: 1008, reason: "bad signature"))
+        }
+    }
+
+    // MARK: - Slots: newest wins, displacement is gated
+
+    @Test func newestMacDisplacesTheParkedOne() throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        let first = try h.parkMac(room)
+        let second = try h.parkMac(room)
+        #expect(h.closes[first] == RelayClose(code: 1000, reason: "displaced"))
+        #expect(h.isLive(second))
+        // The displaced Mac's phone side does not get `peer gone`: the room still has a Mac.
+        let phone = try h.joinPhone(room)
+        let third = try h.parkMac(room)
+        #expect(h.closes[second] == RelayClose(code: 1000, reason: "displaced"))
+        #expect(h.isLive(phone.id))
+        #expect(h.binary(1, from: phone.id) == third)
+    }
+
+    @Test func nonDisplacingIsRefusedWithSlotOccupied() throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        // An empty slot is simply taken.
+        let mac = h.join(room, .mac, nonDisplacing: true)
+        #expect(mac.result == .admitted(registrationToken: nil))
+        let second = h.join(room, .mac, nonDisplacing: true)
+        #expect(second.result == .refused("slot occupied"))
+        #expect(h.closes[second.id] == RelayClose(code: 1008, reason: "slot occupied"))
+        #expect(h.isLive(mac.id))
+        let phone = try h.joinPhone(room)
+        let phone2 = h.join(room, .phone, nonDisplacing: true)
+        #expect(phone2.result == .refused("slot occupied"))
+        #expect(h.isLive(phone.id))
+    }
+
+    @Test func phoneDisplacementInEstablishedRoomNeedsAValidSignature() throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        let key = try makeKey()
+        _ = try h.establish(room, key: key)
+        let phone = try h.signedJoin(room, .phone, key: key)
+        #expect(h.isLive(phone.id))
+        #expect(h.join(room, .phone).result == .refused("signature required"))
+        #expect(h.join(room, .phone, proof: .signature(SecureRandom.bytes(64))).result == .refused("bad signature"))
+        #expect(try h.signedJoin(room, .phone, key: try makeKey()).result == .refused("bad signature"))
+        #expect(h.isLive(phone.id))
+        let newer = try h.signedJoin(room, .phone, key: key)
+        #expect(h.closes[phone.id] == RelayClose(code: 1000, reason: "displaced"))
+        #expect(h.isLive(newer.id))
+        let polite = try h.signedJoin(room, .phone, key: key, nonDisplacing: true)
+        #expect(polite.result == .refused("slot occupied"))
+        #expect(h.isLive(newer.id))
+    }
+
+    // MARK: - The pairing cycle cap
+
+    @Test func eightPhoneTakesPerParkThenTheRoomIsClosed() throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        var mac = try h.parkMac(room)
+        var phones: [ConnectionID] = []
+        for take in 1...8 {
+            let phone = try h.joinPhone(room)
+            #expect(h.isLive(phone.id), "take \(take)")
+            phones.append(phone.id)
+        }
+        // A fresh park resets the budget.
+        mac = try h.parkMac(room)
+        let lastPhone = try #require(phones.last)
+        #expect(h.isLive(lastPhone))
+        phones = []
+        for _ in 1...8 { phones.append(try h.joinPhone(room).id) }
+        // In open mode each new phone displaces the last (displace-on-connect).
+        #expect(h.closes[phones[0]] == RelayClose(code: 1000, reason: "displaced"))
+        let pending = h.open(room)
+        let ninth = h.join(room, .phone)
+        #expect(ninth.result == nil, "the ninth gets no Result, only the room's close")
+        let cap = RelayClose(code: 1000, reason: "pairing cycle cap")
+        #expect(h.closes[ninth.id] == cap)
+        #expect(h.closes[mac] == cap)
+        #expect(h.closes[try #require(phones.last)] == cap)
+        #expect(h.closes[pending] == cap)
+        // The room starts over from nothing.
+        _ = try h.parkMac(room)
+        for _ in 1...8 { _ = try h.joinPhone(room) }
+        #expect(h.join(room, .phone).result == nil)
+    }
+
+    @Test func phoneTakesInEstablishedRoomsAreNotCapped() throws {
+        let h = CoreHarness { $0.proofsPerWindow = 100 }
+        let room = makeRoom()
+        let key = try makeKey()
+        let (mac, _) = try h.establish(room, key: key)
+        var last: ConnectionID = 0
+        for _ in 1...12 { last = try h.signedJoin(room, .phone, key: key).id }
+        #expect(h.isLive(mac) && h.isLive(last))
+    }
+
+    @Test func macLeavingClosesThePhoneWithPeerGone() throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        let mac = try h.parkMac(room)
+        let phone = try h.joinPhone(room)
+        h.closed(phone.id)
+        #expect(h.isLive(mac), "a phone leaving leaves the Mac parked")
+        let phone2 = try h.joinPhone(room)
+        h.closed(mac)
+        #expect(h.closes[phone2.id] == RelayClose(code: 1001, reason: "peer gone"))
+        #expect(h.closes[mac] == nil)
+        #expect(h.core.connectionCount == 0 && h.core.activeRoomCount == 0)
+    }
+}

@@ -1,0 +1,277 @@
+import Foundation
+import HerdrCrypto
+import PeerGateListener
+import RelayProtocol
+import RelayServer
+import RelayStorage
+import Testing
+
+/// The origin every test relay believes it is.
+let testOrigin = "https://relay.test"
+
+/// A fresh random room name (64 lowercase hex).
+func makeRoom() -> String { Hex.encode(SecureRandom.bytes(32)) }
+
+func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
+
+/// The attestation evidence the fake verifier accepts, the key id it returns for it, and the
+/// assertion it accepts from that key.
+let goodAttestation = Array("good attestation object".utf8)
+let goodAssertion = Array("good assertion".utf8)
+let attestedKeyID: [UInt8] = [0xA7, 0x7E, 0x57, 0x01]
+
+/// Accepts exactly `goodAttestation` (returning `attestedKeyID`) and `goodAssertion` by that key,
+/// each only with a 32-byte client data hash; refuses everything else.
+struct FakeAttestationVerifier: AttestationVerifier {
+    func verifyAttestation(_ attestationObject: [UInt8], clientDataHash: [UInt8]) -> Result<
+        [UInt8], AttestationFailure
+    > {
+        guard attestationObject == goodAttestation, clientDataHash.count == 32 else {
+            return .failure(AttestationFailure("fake: bad attestation"))
+        }
+        return .success(attestedKeyID)
+    }
+
+    func verifyAssertion(_ assertion: [UInt8], keyID: [UInt8], clientDataHash: [UInt8]) -> Result<
+        Void, AttestationFailure
+    > {
+        guard assertion == goodAssertion, keyID == attestedKeyID, clientDataHash.count == 32 else {
+            return .failure(AttestationFailure("fake: bad assertion"))
+        }
+        return .success(())
+    }
+}
+
+/// An HTTP answer decoded: status and JSON body.
+struct HTTPAnswer {
+    let status: Int
+    let json: [String: Any]
+    let response: HTTPResponse
+
+    var error: String? { json["error"] as? String }
+    var ok: Bool { json["ok"] as? Bool == true }
+    func bytes(_ field: String) -> [UInt8]? { RelayJSON.bytes(json[field]) }
+}
+
+/// A `RelayCore` driven by hand: a manual clock, a memory store, and every action it asks for
+/// recorded per connection (texts sent, close, drop, pings).
+final class CoreHarness {
+    let clock = ManualRelayClock()
+    let store: MemoryRelayStore
+    let core: RelayCore
+    var texts: [ConnectionID: [String]] = [:]
+    var closes: [ConnectionID: RelayClose] = [:]
+    var dropped: Set<ConnectionID> = []
+    var pings: [ConnectionID] = []
+    var admittedLimits: [ConnectionID: Int] = [:]
+    /// Every action in order, since the harness was made.
+    var history: [RelayAction] = []
+
+    init(
+        attestationRequired: Bool = false, store: MemoryRelayStore = MemoryRelayStore(),
+        configure: (inout RelayConfiguration) -> Void = { _ in }
+    ) {
+        var configuration = RelayConfiguration(origin: testOrigin, attestationRequired: attestationRequired)
+        configure(&configuration)
+        self.store = store
+        core = RelayCore(
+            configuration: configuration, store: store, clock: clock, attestation: FakeAttestationVerifier())
+    }
+
+    /// Drains the core's actions into the records; returns them.
+    @discardableResult
+    func drain() -> [RelayAction] {
+        let actions = core.takeActions()
+        history += actions
+        for action in actions {
+            switch action {
+            case .sendText(let id, let text): texts[id, default: []].append(text)
+            case .admitted(let id, let limit): admittedLimits[id] = limit
+            case .close(let id, let reason):
+                #expect(closes[id] == nil, "connection \(id) closed twice")
+                closes[id] = reason
+            case .drop(let id): dropped.insert(id)
+            case .ping(let id): pings.append(id)
+            }
+        }
+        return actions
+    }
+
+    // MARK: - Sockets
+
+    static func upgradeHead(room: String?, extra: [(name: String, value: String)] = []) -> HTTPRequestHead {
+        var headers: [(name: String, value: String)] = [
+            ("Host", "relay.test"), ("Upgrade", "websocket"), ("Connection", "Upgrade"),
+            ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), ("Sec-WebSocket-Version", "13"),
+            ("User-Agent", RelayLimits.userAgent),
+        ]
+        if let room { headers.append((RelayLimits.roomHeader, room)) }
+        return HTTPRequestHead(method: "GET", target: "/", version: "HTTP/1.1", headers: headers + extra)
+    }
+
+    /// `checkUpgrade` for a well-formed upgrade to `room`.
+    func checkUpgrade(room: String, address: String = "198.51.100.7") -> HTTPResponse? {
+        core.checkUpgrade(Self.upgradeHead(room: room), address: address)
+    }
+
+    /// A socket upgraded into `room` (without the upgrade checks).
+    func open(_ room: String, address: String = "198.51.100.7") -> ConnectionID {
+        let id = core.open(room: room, address: address)
+        drain()
+        return id
+    }
+
+    func text(_ text: String, from id: ConnectionID) {
+        core.text(text, from: id)
+        drain()
+    }
+
+    func binary(_ count: Int, from id: ConnectionID) -> ConnectionID? {
+        let target = core.binary(byteCount: count, from: id)
+        drain()
+        return target
+    }
+
+    func closed(_ id: ConnectionID) {
+        core.closed(id)
+        drain()
+    }
+
+    func tick() {
+        core.tick()
+        drain()
+    }
+
+    func lastText(_ id: ConnectionID) -> String? { texts[id]?.last }
+
+    /// Sends Hello; returns the Challenge's nonce (nil if none came).
+    @discardableResult
+    func hello(_ id: ConnectionID, _ role: RelayRole, nonDisplacing: Bool = false) -> [UInt8]? {
+        text(RelayHello(role: role, nonDisplacing: nonDisplacing).json, from: id)
+        guard let last = lastText(id) else { return nil }
+        return RelayChallenge.parse(last)?.nonce
+    }
+
+    /// Sends a Proof; returns the Result (nil if none came).
+    @discardableResult
+    func proof(_ id: ConnectionID, _ proof: RelayProof) -> RelayResult? {
+        let before = texts[id]?.count ?? 0
+        text(proof.json, from: id)
+        guard let sent = texts[id], sent.count > before, let last = sent.last else { return nil }
+        return RelayResult.parse(last)
+    }
+
+    /// Opens a socket and runs admission with `proof`; returns the id and the Result.
+    func join(
+        _ room: String, _ role: RelayRole, proof: RelayProof = .empty, nonDisplacing: Bool = false,
+        address: String = "198.51.100.7"
+    ) -> (id: ConnectionID, result: RelayResult?) {
+        let id = open(room, address: address)
+        hello(id, role, nonDisplacing: nonDisplacing)
+        return (id, self.proof(id, proof))
+    }
+
+    /// A signed join with `key` (the signature made by `sign`, which may tamper with the inputs).
+    func signedJoin(
+        _ room: String, _ role: RelayRole, key: RelayJoinKey, nonDisplacing: Bool = false,
+        sign: ((RelayJoinKey, [UInt8]) throws -> [UInt8])? = nil
+    ) throws -> (id: ConnectionID, result: RelayResult?) {
+        let id = open(room)
+        let nonce = try #require(hello(id, role, nonDisplacing: nonDisplacing))
+        let signature =
+            try sign?(key, nonce) ?? key.signJoin(role: role, nonce: nonce, room: room, origin: testOrigin)
+        return (id, proof(id, .signature(signature)))
+    }
+
+    /// A Mac parked in a pairing room (`{}`), checked.
+    func parkMac(_ room: String) throws -> ConnectionID {
+        let (id, result) = join(room, .mac)
+        #expect(result == .admitted(registrationToken: nil))
+        #expect(isLive(id))
+        return id
+    }
+
+    /// A phone admitted to a pairing room in open mode; returns its id and registration token.
+    func joinPhone(_ room: String, proof: RelayProof = .empty) throws -> (id: ConnectionID, token: [UInt8]) {
+        let (id, result) = join(room, .phone, proof: proof)
+        guard case .admitted(let token?) = result else {
+            throw HarnessError("phone not admitted: \(String(describing: result)), \(String(describing: closes[id]))")
+        }
+        return (id, token)
+    }
+
+    /// A room made established with `key`'s verifier, through a phone's registration token. The
+    /// Mac and phone that made it are left connected; their ids are returned.
+    func establish(_ room: String, key: RelayJoinKey) throws -> (mac: ConnectionID, phone: ConnectionID) {
+        let mac = try parkMac(room)
+        let (phone, token) = try joinPhone(room)
+        let answer = post(
+            "/register", room: room, json: ["registrationToken": base64(token), "verifier": base64(key.verifier.raw)])
+        #expect(answer.status == 200 && answer.ok, "register: \(answer.json)")
+        #expect(try store.room(named: room)?.verifier == key.verifier.raw)
+        return (mac, phone)
+    }
+
+    /// True while the core knows the socket (no close or drop asked for).
+    func isLive(_ id: ConnectionID) -> Bool { closes[id] == nil && !dropped.contains(id) }
+
+    /// The refusal error of the last Result sent to `id`, if any.
+    func refusal(_ id: ConnectionID) -> String? {
+        guard let last = lastText(id), case .refused(let error)? = RelayResult.parse(last) else { return nil }
+        return error
+    }
+
+    // MARK: - HTTP
+
+    func request(
+        _ method: String, _ path: String, room: String?, body: [UInt8] = [], address: String = "198.51.100.7",
+        loopback: Bool = false, extra: [(name: String, value: String)] = []
+    ) -> HTTPAnswer {
+        var headers: [(name: String, value: String)] = [("Host", "relay.test"), ("User-Agent", RelayLimits.userAgent)]
+        if let room { headers.append((RelayLimits.roomHeader, room)) }
+        let head = HTTPRequestHead(method: method, target: path, version: "HTTP/1.1", headers: headers + extra)
+        let response = core.respond(to: head, body: body, address: address, peerIsLoopback: loopback)
+        drain()
+        return HTTPAnswer(status: response.status, json: RelayJSON.object(response.body) ?? [:], response: response)
+    }
+
+    func post(_ path: String, room: String?, json: [String: String]? = nil, address: String = "198.51.100.7")
+        -> HTTPAnswer
+    {
+        var body: [UInt8] = []
+        if let json { body = (try? JSONSerialization.data(withJSONObject: json)).map { Array($0) } ?? [] }
+        return request("POST", path, room: room, body: body, address: address)
+    }
+
+    /// A challenge from `/attest/challenge`.
+    func challenge(_ room: String, address: String = "198.51.100.7") throws -> [UInt8] {
+        let answer = post("/attest/challenge", room: room, address: address)
+        #expect(answer.status == 200, "attest/challenge: \(answer.json)")
+        let challenge = try #require(answer.bytes("challenge"))
+        #expect(challenge.count == 32)
+        return challenge
+    }
+
+    /// A ticket from `/attest` with the good attestation object (attestation-required relays).
+    func ticket(_ room: String) throws -> String {
+        let challenge = try challenge(room)
+        let answer = post(
+            "/attest", room: room,
+            json: ["challenge": base64(challenge), "attestationObject": base64(goodAttestation)])
+        #expect(answer.status == 200, "attest: \(answer.json)")
+        return try #require(answer.json["ticket"] as? String)
+    }
+
+    /// Advances both clocks to the first second of the next UTC day.
+    func advanceToNextUTCDay() {
+        let now = clock.unixSeconds
+        clock.advance(seconds: (now / 86_400 + 1) * 86_400 - now)
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+func makeKey() throws -> RelayJoinKey { try RelayJoinKey(roomSecret: RelayJoinKey.makeRoomSecret()) }

@@ -1,0 +1,208 @@
+import RelayProtocol
+import RelayServer
+import RelayStorage
+import Testing
+
+/// Per-address limits, the idle TTL, keepalive, shutdown and the fail-closed attestation setting.
+@Suite struct LimitsAndHousekeepingTests {
+    // MARK: - Per client address
+
+    @Test func oneHundredTwentyUpgradesPerMinutePerAddress() {
+        let h = CoreHarness()
+        for attempt in 1...120 {
+            #expect(h.checkUpgrade(room: makeRoom(), address: "192.0.2.1") == nil, "upgrade \(attempt)")
+        }
+        let refused = h.checkUpgrade(room: makeRoom(), address: "192.0.2.1")
+        #expect(refused?.status == 429)
+        #expect(refused.flatMap { RelayJSON.object($0.body)?["error"] as? String } == "rate limited")
+        #expect(h.checkUpgrade(room: makeRoom(), address: "192.0.2.2") == nil, "another address has its own budget")
+        h.clock.advance(milliseconds: 59_999)
+        #expect(h.checkUpgrade(room: makeRoom(), address: "192.0.2.1")?.status == 429)
+        h.clock.advance(milliseconds: 1)
+        #expect(h.checkUpgrade(room: makeRoom(), address: "192.0.2.1") == nil)
+    }
+
+    @Test func sixtyFourOpenSocketsPerAddress() throws {
+        let h = CoreHarness()
+        var ids: [ConnectionID] = []
+        for index in 0..<64 {
+            let room = makeRoom()
+            #expect(h.checkUpgrade(room: room, address: "192.0.2.1") == nil, "socket \(index)")
+            ids.append(h.open(room, address: "192.0.2.1"))
+        }
+        let refused = h.checkUpgrade(room: makeRoom(), address: "192.0.2.1")
+        #expect(refused?.status == 429)
+        #expect(refused.flatMap { RelayJSON.object($0.body)?["error"] as? String } == "too many sockets")
+        #expect(h.checkUpgrade(room: makeRoom(), address: "192.0.2.2") == nil)
+        // A socket the client closed frees a place, and so does one the relay closed.
+        h.closed(ids[0])
+        let room = makeRoom()
+        #expect(h.checkUpgrade(room: room, address: "192.0.2.1") == nil)
+        let again = h.open(room, address: "192.0.2.1")
+        #expect(h.checkUpgrade(room: makeRoom(), address: "192.0.2.1")?.status == 429)
+        h.text("garbage", from: again)
+        #expect(h.closes[again] != nil)
+        #expect(h.checkUpgrade(room: makeRoom(), address: "192.0.2.1") == nil)
+    }
+
+    @Test func thirtyAttestRequestsPerMinutePerAddress() throws {
+        let h = CoreHarness(attestationRequired: true)
+        for index in 0..<30 {
+            let room = makeRoom()
+            let answer =
+                index.isMultiple(of: 2)
+                ? h.post("/attest/challenge", room: room, address: "192.0.2.1")
+                : h.post(
+                    "/attest", room: room, json: ["challenge": "AAAA", "attestationObject": "AAAA"],
+                    address: "192.0.2.1")
+            #expect(answer.status != 429, "request \(index)")
+        }
+        for path in ["/attest/challenge", "/attest"] {
+            let answer = h.post(path, room: makeRoom(), json: [:], address: "192.0.2.1")
+            #expect(answer.status == 429 && answer.error == "rate limited", "\(path)")
+        }
+        #expect(h.post("/attest/challenge", room: makeRoom(), address: "192.0.2.2").status == 200)
+        // /register and /delete are not counted.
+        #expect(h.post("/register", room: makeRoom(), json: [:], address: "192.0.2.1").status == 403)
+        h.clock.advance(seconds: 60)
+        #expect(h.post("/attest/challenge", room: makeRoom(), address: "192.0.2.1").status == 200)
+    }
+
+    // MARK: - The 30-day idle TTL
+
+    static let thirtyDays: Int64 = 30 * 86_400
+
+    @Test func anIdleRoomSurvivesThirtyDaysAndIsReapedAfter() throws {
+        let h = CoreHarness { $0.maintenanceInterval = 1000 }
+        let room = makeRoom()
+        let (mac, phone) = try h.establish(room, key: makeKey())
+        h.closed(phone)
+        h.closed(mac)
+        h.clock.advance(seconds: Self.thirtyDays - 1)
+        h.tick()
+        #expect(try h.store.room(named: room) != nil)
+        h.clock.advance(seconds: 2)
+        h.tick()
+        #expect(try h.store.room(named: room) == nil)
+    }
+
+    @Test func aSignedJoinRefreshesActivity() throws {
+        let h = CoreHarness { $0.maintenanceInterval = 1000 }
+        let room = makeRoom()
+        let key = try makeKey()
+        let (mac, phone) = try h.establish(room, key: key)
+        h.closed(phone)
+        h.closed(mac)
+        h.clock.advance(seconds: 20 * 86_400)
+        let join = try h.signedJoin(room, .phone, key: key)
+        h.closed(join.id)
+        h.clock.advance(seconds: 11 * 86_400)
+        h.tick()
+        #expect(try h.store.room(named: room) != nil, "used 11 days ago")
+        h.clock.advance(seconds: 19 * 86_400 + 2)
+        h.tick()
+        #expect(try h.store.room(named: room) == nil)
+    }
+
+    @Test func aRoomInUseIsNeverReaped() throws {
+        let h = CoreHarness { $0.maintenanceInterval = 1000 }
+        let room = makeRoom()
+        let key = try makeKey()
+        _ = try h.establish(room, key: key)
+        let mac = try h.signedJoin(room, .mac, key: key).id
+        for _ in 0..<40 {
+            h.clock.advance(seconds: 86_400)
+            h.core.pong(from: mac)
+            h.tick()
+        }
+        #expect(h.isLive(mac))
+        #expect(try h.store.room(named: room) != nil)
+    }
+
+    @Test func reapingClosesTheRoomsLiveSocketsWithRoomExpired() throws {
+        let h = CoreHarness { $0.maintenanceInterval = 1000 }
+        let room = makeRoom()
+        let (mac, phone) = try h.establish(room, key: makeKey())
+        h.closed(phone)
+        h.closed(mac)
+        h.clock.advance(seconds: Self.thirtyDays + 1)
+        // Sockets that came in before the maintenance pass noticed, still awaiting admission.
+        let waiting = h.open(room)
+        let greeted = h.open(room)
+        h.hello(greeted, .phone)
+        let bystander = try h.parkMac(makeRoom())
+        h.core.pong(from: bystander)
+        h.tick()
+        #expect(try h.store.room(named: room) == nil)
+        let expired = RelayClose(code: 1000, reason: "room expired")
+        #expect(h.closes[waiting] == expired && h.closes[greeted] == expired)
+        #expect(h.isLive(bystander))
+        // A device coming back finds a pairing room: its signed join has nothing to check against.
+        #expect(
+            h.join(room, .phone, proof: .signature([UInt8](repeating: 7, count: 64))).result
+                == .refused("bad signature"))
+    }
+
+    // MARK: - Keepalive
+
+    @Test func relayPingsEveryThirtySecondsAndDropsWhoMissedAPong() throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        let mac = try h.parkMac(room)
+        let phone = try h.joinPhone(room).id
+        h.clock.advance(milliseconds: 29_999)
+        h.tick()
+        #expect(h.pings.isEmpty)
+        h.clock.advance(milliseconds: 1)
+        h.tick()
+        #expect(Set(h.pings) == [mac, phone] && h.pings.count == 2)
+        h.core.pong(from: mac)
+        h.clock.advance(seconds: 30)
+        h.tick()
+        #expect(h.dropped == [phone], "the phone missed its pong")
+        #expect(h.closes[phone] == nil, "dropped, no close frame")
+        #expect(h.isLive(mac))
+        #expect(h.pings.filter { $0 == mac }.count == 2)
+        h.core.pong(from: mac)
+        // The Mac misses the next one: dropped, and its phone gets `peer gone`.
+        let phone2 = try h.joinPhone(room).id
+        h.clock.advance(seconds: 30)
+        h.tick()
+        #expect(h.dropped.contains(phone2) == false)
+        h.core.pong(from: phone2)
+        h.clock.advance(seconds: 30)
+        h.tick()
+        #expect(h.dropped.contains(mac))
+        #expect(h.closes[phone2] == RelayClose(code: 1001, reason: "peer gone"))
+        #expect(h.core.connectionCount == 0)
+    }
+
+    // MARK: - Shutdown
+
+    @Test func shutdownClosesEverySocketWithServerShuttingDown() throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        let mac = try h.parkMac(room)
+        let phone = try h.joinPhone(room).id
+        let pending = h.open(makeRoom())
+        let lone = try h.parkMac(makeRoom())
+        h.core.shutdown()
+        h.drain()
+        let shuttingDown = RelayClose(code: 1001, reason: "server shutting down")
+        for id in [mac, phone, pending, lone] { #expect(h.closes[id] == shuttingDown, "connection \(id)") }
+        #expect(h.core.connectionCount == 0 && h.core.activeRoomCount == 0)
+        #expect(
+            !h.history.contains { if case .close(_, let reason) = $0 { reason.reason == "peer gone" } else { false } })
+    }
+
+    // MARK: - ATTEST_REQUIRED
+
+    @Test(arguments: [nil, "", "False", "FALSE", "0", "no", "off", " false", "false ", "true", "1"])
+    func attestationIsRequiredUnlessExactlyFalse(value: String?) {
+        #expect(RelayConfiguration.attestationRequired(setting: value))
+    }
+
+    @Test func exactlyFalseTurnsAttestationOff() {
+        #expect(RelayConfiguration.attestationRequired(setting: "false") == false)
+    }
+}

@@ -1,0 +1,387 @@
+/// The independent WebSocket peer: PyPI `websockets` (sync client) and urllib, speaking relay
+/// protocol v1 to a real `RelayServer`. Argument: one JSON object (scenario, port, room, origin,
+/// roomSecret). Join signatures are made here with the `cryptography` package when it is
+/// installed (independently of our Swift transcript code), else asked of the test.
+let relayPeerScript = #"""
+    import base64, json, os, struct, sys, urllib.error, urllib.request
+    from websockets.sync.client import connect
+    from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+    ARGS = json.loads(sys.argv[1])
+    PORT = ARGS["port"]
+    ROOM = ARGS["room"]
+    ORIGIN = ARGS["origin"]
+    URI = "ws://127.0.0.1:%d/" % PORT
+    T = 10.0
+
+    HAVE_CRYPTO = False
+    if not os.environ.get("PEER_NO_CRYPTOGRAPHY"):
+        try:
+            from cryptography.hazmat.primitives import hashes, serialization
+            from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+            from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+            HAVE_CRYPTO = True
+        except ImportError:
+            pass
+
+
+    def say(message):
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+
+    def obs(key, value):
+        say({"obs": key, "value": value if isinstance(value, str) else json.dumps(value)})
+
+
+    def ask(request):
+        say({"ask": request})
+        line = sys.stdin.readline()
+        if not line:
+            raise SystemExit("the test went away")
+        return json.loads(line)
+
+
+    def b64(data):
+        return base64.b64encode(data).decode()
+
+
+    def unb64(text):
+        return base64.b64decode(text, validate=True)
+
+
+    def canonical(domain, fields):
+        out = struct.pack(">I", len(domain)) + domain
+        for field in fields:
+            out += struct.pack(">I", len(field)) + field
+        return out
+
+
+    class JoinKey:
+        """The room's join key from roomSecret: HKDF-SHA256(empty salt, info relay-auth-ed25519) seed."""
+
+        def __init__(self, secret):
+            self.secret = secret
+            if HAVE_CRYPTO:
+                seed = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=b"relay-auth-ed25519").derive(secret)
+                self.key = Ed25519PrivateKey.from_private_bytes(seed)
+
+        def verifier(self):
+            if HAVE_CRYPTO:
+                return self.key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+            return unb64(ask({"verifier": b64(self.secret)})["verifier"])
+
+        def sign_join(self, role, nonce, room, origin):
+            if HAVE_CRYPTO:
+                role_byte = {"mac": b"\x01", "phone": b"\x02"}[role]
+                transcript = canonical(b"iterm2-relay-join", [b"\x01", role_byte, nonce, room.encode(), origin.encode()])
+                return self.key.sign(transcript)
+            answer = ask({"signJoin": b64(self.secret), "role": role, "nonce": b64(nonce), "room": room, "origin": origin})
+            return unb64(answer["signature"])
+
+
+    def ws_open(room=None, headers=None, **kwargs):
+        if headers is None:
+            headers = [("x-relay-room", room or ROOM)]
+        return connect(URI, additional_headers=headers, user_agent_header="iTerm2Companion", max_size=None,
+                       open_timeout=T, close_timeout=3, ping_interval=None, **kwargs)
+
+
+    def recv_json(ws):
+        message = ws.recv(timeout=T)
+        if not isinstance(message, str):
+            raise AssertionError("expected a text frame, got %d bytes" % len(message))
+        return json.loads(message)
+
+
+    def recv_bytes(ws):
+        message = ws.recv(timeout=T)
+        if not isinstance(message, bytes):
+            raise AssertionError("expected a binary frame, got text %r" % message)
+        return message
+
+
+    def close_of(ws):
+        """Reads until the relay closes; 'code reason' of its close frame."""
+        try:
+            while True:
+                ws.recv(timeout=T)
+        except ConnectionClosed as error:
+            return "%d %s" % (error.rcvd.code, error.rcvd.reason) if error.rcvd else "no close frame"
+        except TimeoutError:
+            return "still open"
+
+
+    def hello_text(role, non_displacing=False):
+        hello = {"v": 1, "role": role}
+        if non_displacing:
+            hello["nonDisplacing"] = True
+        return json.dumps(hello)
+
+
+    def admit(role, room=None, proof=None, key=None, non_displacing=False, sign_room=None, sign_origin=None):
+        """Hello, Challenge (checked uniform), Proof; returns the socket and the Result."""
+        room = room or ROOM
+        ws = ws_open(room)
+        ws.send(hello_text(role, non_displacing))
+        challenge = recv_json(ws)
+        nonce = unb64(challenge["nonce"])
+        if list(challenge) != ["nonce"] or len(nonce) != 32:
+            raise AssertionError("not a uniform challenge: %r" % challenge)
+        if proof is None:
+            proof = {"sig": b64(key.sign_join(role, nonce, sign_room or room, sign_origin or ORIGIN))} if key else {}
+        ws.send(json.dumps(proof))
+        return ws, recv_json(ws)
+
+
+    def result_text(result):
+        if result.get("ok") is True:
+            token = result.get("registrationToken")
+            return "ok token=%d" % len(unb64(token)) if token else "ok"
+        return "refused " + str(result.get("error"))
+
+
+    def post(path, body=None, room=None, extra=()):
+        data = b"" if body is None else json.dumps(body).encode()
+        request = urllib.request.Request("http://127.0.0.1:%d%s" % (PORT, path), data=data, method="POST")
+        request.add_header("x-relay-room", room or ROOM)
+        request.add_header("User-Agent", "iTerm2Companion")
+        for name, value in extra:
+            request.add_header(name, value)
+        try:
+            with urllib.request.urlopen(request, timeout=T) as response:
+                status, body = response.status, response.read()
+        except urllib.error.HTTPError as error:
+            status, body = error.code, error.read()
+        answer = json.loads(body)
+        return "%d %s" % (status, "ok" if answer.get("ok") is True else answer.get("error"))
+
+
+    def upgrade_status(**kwargs):
+        try:
+            ws = ws_open(**kwargs)
+        except InvalidStatus as error:
+            body = json.loads(error.response.body or b"{}")
+            return "%d %s" % (error.response.status_code, body.get("error"))
+        ws.close()
+        return "101"
+
+
+    def register(token, key):
+        return post("/register", {"registrationToken": token, "verifier": b64(key.verifier())})
+
+
+    def establish(key):
+        """Mac parks, phone joins, the phone registers V; both left connected."""
+        mac, result = admit("mac")
+        phone, result = admit("phone")
+        obs("establish.register", register(result["registrationToken"], key))
+        return mac, phone
+
+
+    # Scenarios -----------------------------------------------------------------------------------
+
+
+    def scenario_splice():
+        mac, result = admit("mac")
+        obs("mac.result", result_text(result))
+        phone, result = admit("phone")
+        obs("phone.result", result_text(result))
+        mac.send(b"to phone")
+        obs("phone.got", recv_bytes(phone).decode())
+        phone.send(b"to mac")
+        obs("mac.got", recv_bytes(mac).decode())
+        big = os.urandom(256 * 1024)
+        mac.send(big)
+        obs("phone.256KiB", recv_bytes(phone) == big)
+        phone.send(big[::-1])
+        obs("mac.256KiB", recv_bytes(mac) == big[::-1])
+        mac.send([b"frag-one|", b"frag-two|", b"frag-three"])
+        obs("phone.fragmented", recv_bytes(phone).decode())
+        phone.send([b"x" * 100000, b"y" * 100000, b"z" * 62144])
+        obs("mac.fragmented256KiB", len(recv_bytes(mac)))
+        mac.send("text after admission is not spliced")
+        mac.send(b"after text")
+        obs("phone.afterText", recv_bytes(phone).decode())
+        obs("mac.pong", mac.ping().wait(T))
+        obs("phone.pong", phone.ping().wait(T))
+        try:
+            phone.send(os.urandom(256 * 1024 + 1))
+        except ConnectionClosed:
+            pass
+        obs("phone.oversize", close_of(phone))
+        obs("mac.pongAfterPhoneLeft", mac.ping().wait(T))
+        phone2, result = admit("phone")
+        obs("phone2.result", result_text(result))
+        mac.close()
+        obs("phone2.afterMacLeft", close_of(phone2))
+
+
+    def padded_hello(size):
+        head = '{"v":1,"role":"mac","pad":"'
+        return head + "x" * (size - len(head) - 2) + '"}'
+
+
+    def scenario_preauth():
+        ws = ws_open()
+        ws.send(padded_hello(8192))
+        obs("hello8192", "nonce" in recv_json(ws))
+        ws.send("{" + " " * 8190 + "}")
+        obs("proof8192", result_text(recv_json(ws)))
+        ws.send(os.urandom(9000))
+        obs("admitted9000.pong", ws.ping().wait(T))
+        big_hello = ws_open()
+        big_hello.send(padded_hello(8193))
+        obs("hello8193", close_of(big_hello))
+        big_proof = ws_open()
+        big_proof.send(hello_text("phone"))
+        recv_json(big_proof)
+        big_proof.send("{" + " " * 8191 + "}")
+        obs("proof8193", close_of(big_proof))
+        big_binary = ws_open()
+        big_binary.send(os.urandom(8193))
+        obs("binary8193", close_of(big_binary))
+        early = ws_open()
+        early.send(b"early")
+        obs("binaryEarly.result", result_text(recv_json(early)))
+        obs("binaryEarly", close_of(early))
+
+
+    def scenario_displace():
+        mac1, result = admit("mac")
+        mac2, result = admit("mac")
+        obs("mac2.result", result_text(result))
+        obs("mac1", close_of(mac1))
+        mac3, result = admit("mac", non_displacing=True)
+        obs("mac3.result", result_text(result))
+        obs("mac3", close_of(mac3))
+        phone, result = admit("phone")
+        mac4, result = admit("mac")
+        obs("mac2.byMac4", close_of(mac2))
+        mac4.send(b"spliced to the newest mac")
+        obs("phone.got", recv_bytes(phone).decode())
+
+
+    def scenario_badhello():
+        for name, text in [("notJson", "not json"), ("v2", '{"v":2,"role":"mac"}'), ("vTrue", '{"v":true,"role":"mac"}'),
+                           ("tablet", '{"v":1,"role":"tablet"}'), ("nonDisplacingYes", '{"v":1,"role":"phone","nonDisplacing":"yes"}')]:
+            ws = ws_open()
+            ws.send(text)
+            obs(name + ".result", result_text(recv_json(ws)))
+            obs(name, close_of(ws))
+
+
+    def scenario_established():
+        key = JoinKey(unb64(ARGS["roomSecret"]))
+        obs("signer", "python" if HAVE_CRYPTO else "swift")
+        obs("verifier", b64(key.verifier()))
+        mac, phone = establish(key)
+        mac_again, result = admit("mac", key=key)
+        obs("signedMac.result", result_text(result))
+        obs("mac", close_of(mac))
+        phone_again, result = admit("phone", key=key)
+        obs("signedPhone.result", result_text(result))
+        obs("phone", close_of(phone))
+        obs("register2", register(result["registrationToken"], key))
+        attempts = [("unsigned", {}), ("zeroSig", {"sig": b64(bytes(64))})]
+        for name, proof in attempts:
+            ws, result = admit("phone", proof=proof)
+            obs(name + ".result", result_text(result))
+            obs(name, close_of(ws))
+        for name, options in [("otherRoom", {"sign_room": "0" * 64}), ("otherOrigin", {"sign_origin": "https://evil.example"})]:
+            ws, result = admit("phone", key=key, **options)
+            obs(name + ".result", result_text(result))
+            obs(name, close_of(ws))
+        obs("phone.stillThere", phone_again.ping().wait(T))
+        mac_again.send(b"signed splice")
+        obs("phone.got", recv_bytes(phone_again).decode())
+
+
+    def scenario_fifth():
+        sockets = [ws_open() for _ in range(5)]
+        obs("first", close_of(sockets[0]))
+        for index, ws in enumerate(sockets[1:], 2):
+            ws.send(hello_text("mac"))
+            obs("socket%d.challenge" % index, "nonce" in recv_json(ws))
+
+
+    def scenario_oversize():
+        mac, result = admit("mac")
+        phone, result = admit("phone")
+        try:
+            mac.send(os.urandom(256 * 1024 + 1))
+        except ConnectionClosed:
+            pass
+        obs("mac", close_of(mac))
+        obs("phone", close_of(phone))
+
+
+    def scenario_origin():
+        obs("originUpgrade", upgrade_status(origin="https://evil.example"))
+        obs("goodUpgrade", upgrade_status())
+        obs("originPost", post("/attest/challenge", extra=[("Origin", "https://evil.example")]))
+        obs("badRoom.63", upgrade_status(headers=[("x-relay-room", "a" * 63)]))
+        obs("badRoom.upper", upgrade_status(headers=[("x-relay-room", "A" * 64)]))
+        obs("badRoom.two", upgrade_status(headers=[("x-relay-room", ROOM), ("x-relay-room", ROOM)]))
+        obs("badRoom.none", upgrade_status(headers=[]))
+        obs("badRoom.post", post("/attest/challenge", room="a" * 63))
+        obs("attest", post("/attest", {"challenge": b64(bytes(32)), "attestationObject": "AAAA"}))
+
+
+    def scenario_quota():
+        key = JoinKey(unb64(ARGS["roomSecret"]))
+        establish(key)
+        mac, result = admit("mac", key=key)
+        phone, result = admit("phone", key=key)
+        mac.send(os.urandom(60000))
+        obs("phone.got", len(recv_bytes(phone)))
+        phone.send(os.urandom(40000))
+        obs("mac.got", len(recv_bytes(mac)))
+        phone.send(b"x")
+        obs("phone", close_of(phone))
+        obs("mac", close_of(mac))
+        ws = ws_open()
+        ws.send(hello_text("mac"))
+        nonce = unb64(recv_json(ws)["nonce"])
+        ws.send(json.dumps({"sig": b64(key.sign_join("mac", nonce, ROOM, ORIGIN))}))
+        obs("again", close_of(ws))
+
+
+    def scenario_shutdown():
+        mac, result = admit("mac")
+        phone, result = admit("phone")
+        pending = ws_open()
+        ask({"shutdown": True})
+        obs("mac", close_of(mac))
+        obs("phone", close_of(phone))
+        obs("pending", close_of(pending))
+
+
+    def scenario_establish():
+        key = JoinKey(unb64(ARGS["roomSecret"]))
+        mac, phone = establish(key)
+        mac.send(b"before restart")
+        obs("phone.got", recv_bytes(phone).decode())
+
+
+    def scenario_rejoin():
+        key = JoinKey(unb64(ARGS["roomSecret"]))
+        ws, result = admit("mac")
+        obs("unsignedMac.result", result_text(result))
+        obs("unsignedMac", close_of(ws))
+        mac, result = admit("mac", key=key)
+        obs("mac.result", result_text(result))
+        phone, result = admit("phone", key=key)
+        obs("phone.result", result_text(result))
+        ws, result = admit("phone")
+        obs("unsignedPhone.result", result_text(result))
+        obs("unsignedPhone", close_of(ws))
+        mac.send(b"after restart")
+        obs("phone.got", recv_bytes(phone).decode())
+        phone.send(b"and back")
+        obs("mac.got", recv_bytes(mac).decode())
+        obs("register", post("/register", {"verifier": b64(key.verifier())}))
+
+
+    globals()["scenario_" + ARGS["scenario"]]()
+    """#
