@@ -91,6 +91,8 @@ extension RelayCore {
         } catch {
             log("store error while reaping: \(error)")
         }
+        let today = now / 86_400
+        exhaustedPairingRooms = exhaustedPairingRooms.filter { $0.value == today }
         let nowMilliseconds = clock.milliseconds
         addresses = addresses.filter { _, usage in
             usage.openSockets > 0 || !usage.upgrades.isIdle(at: nowMilliseconds, length: 60_000)

@@ -20,6 +20,8 @@ public final class RelayCore {
     var connections: [ConnectionID: ConnectionRecord] = [:]
     var rooms: [String: RoomState] = [:]
     var addresses: [String: AddressUsage] = [:]
+    /// Pairing rooms (no stored record) that used up their quota, and the day they did.
+    var exhaustedPairingRooms: [String: Int64] = [:]
     /// Sockets awaiting admission in opening order; their deadlines are in the same order.
     var pendingQueue: [ConnectionID] = []
     var pendingQueueHead = 0
@@ -313,6 +315,10 @@ public final class RelayCore {
             record = nil
         }
         let room = RoomState(name: name, record: record)
+        if record == nil, let day = exhaustedPairingRooms[name] {
+            room.quotaDay = day
+            room.quotaBytes = configuration.bytesPerDay + 1
+        }
         rooms[name] = room
         return room
     }
@@ -320,6 +326,11 @@ public final class RelayCore {
     func releaseIfEmpty(_ room: RoomState) {
         guard room.isEmpty, rooms[room.name] === room else { return }
         flushQuota(room)
+        // A pairing room has no record to keep its byte count in; remember the ones that used
+        // up today's quota (each took 512 MiB of traffic, so there are few) until the day ends.
+        if room.record == nil && room.isOverQuota(day: room.quotaDay, limit: configuration.bytesPerDay) {
+            exhaustedPairingRooms[room.name] = room.quotaDay
+        }
         rooms[room.name] = nil
     }
 
