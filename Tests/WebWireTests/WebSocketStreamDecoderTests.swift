@@ -1,0 +1,158 @@
+import Testing
+
+@testable import WebWire
+
+/// The cut-through decoder must see exactly what the assembling decoder sees: the same messages
+/// (binary ones rebuilt from the streamed pieces) and the same first error, whatever the chunking.
+struct WebSocketStreamDecoderTests {
+    /// Runs the stream decoder over `bytes` cut into chunks; binary messages are rebuilt.
+    static func streamDecode(
+        _ bytes: [UInt8], role: WebSocketRole, maximumMessageSize: Int = 1 << 20, chunks: inout SeededGenerator,
+        largestChunk: Int
+    ) -> (messages: [WebSocketMessage], error: WebSocketProtocolError?) {
+        let decoder = WebSocketStreamDecoder(role: role, maximumMessageSize: maximumMessageSize)
+        var messages: [WebSocketMessage] = []
+        var binary: [UInt8] = []
+        var frameFin = false
+        var inFrame = false
+        var start = 0
+        do {
+            while start < bytes.count {
+                let end = min(bytes.count, start + Int.random(in: 1...largestChunk, using: &chunks))
+                var chunk = Array(bytes[start..<end])
+                start = end
+                try chunk.withUnsafeMutableBytes { buffer in
+                    try decoder.decode(buffer) { event in
+                        switch event {
+                        case .binaryFrameStart(_, let fin, _):
+                            #expect(!inFrame)
+                            inFrame = true
+                            frameFin = fin
+                        case .binaryPayload(let payload):
+                            #expect(inFrame)
+                            binary.append(contentsOf: payload)
+                        case .binaryFrameEnd:
+                            inFrame = false
+                            if frameFin {
+                                messages.append(.binary(binary))
+                                binary = []
+                            }
+                        case .message(let message):
+                            messages.append(message)
+                        }
+                        return true
+                    }
+                }
+            }
+        } catch let error as WebSocketProtocolError {
+            return (messages, error)
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+        return (messages, nil)
+    }
+
+    @Test(arguments: [WebSocketRole.server, .client])
+    func randomChunkingsMatchTheAssemblingDecoder(role: WebSocketRole) throws {
+        let (bytes, expected) = WebSocketStreamTests.mixedStream(role: role)
+        var random = SeededGenerator(seed: 11)
+        for largest in [1, 7, 300, 20_000, 1 << 20] {
+            let result = Self.streamDecode(bytes, role: role, chunks: &random, largestChunk: largest)
+            #expect(result.error == nil)
+            #expect(result.messages == expected, "chunks up to \(largest) bytes")
+        }
+    }
+
+    @Test func payloadIsUnmaskedInPlaceWithNoCopyOfTheFrame() throws {
+        let payload = (0..<1000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        var bytes = frame(.binary, payload, to: .server)
+        let decoder = WebSocketStreamDecoder(role: .server, maximumMessageSize: 4096)
+        var pieces: [UnsafeRawBufferPointer] = []
+        try bytes.withUnsafeMutableBytes { buffer in
+            try decoder.decode(buffer) { event in
+                if case .binaryPayload(let chunk) = event {
+                    // The chunk lies inside the caller's buffer.
+                    #expect(chunk.baseAddress! >= UnsafeRawPointer(buffer.baseAddress!))
+                    pieces.append(chunk)
+                }
+                return true
+            }
+        }
+        #expect(pieces.count == 1)
+        #expect(Array(bytes.suffix(1000)) == payload)
+        #expect(decoder.bufferedByteCount == 0)
+    }
+
+    @Test func frameLimitRaisedByTheHandlerAppliesToTheNextHeader() throws {
+        var bytes =
+            frame(.text, Array("admit me".utf8), to: .server)
+            + frame(.binary, [UInt8](repeating: 1, count: 5000), to: .server)
+        let decoder = WebSocketStreamDecoder(role: .server, maximumMessageSize: 100)
+        var binaryBytes = 0
+        try bytes.withUnsafeMutableBytes { buffer in
+            try decoder.decode(buffer) { event in
+                switch event {
+                case .message(.text): decoder.maximumMessageSize = 8192
+                case .binaryPayload(let chunk): binaryBytes += chunk.count
+                default: break
+                }
+                return true
+            }
+        }
+        #expect(binaryBytes == 5000)
+    }
+
+    @Test func overSizeBinaryFrameFailsFromItsHeaderAlone() {
+        let full = frame(.binary, [UInt8](repeating: 0, count: 257), to: .server)
+        var header = Array(full.prefix(8))  // 2 + 2 length bytes + 4 mask bytes
+        let decoder = WebSocketStreamDecoder(role: .server, maximumMessageSize: 256)
+        #expect(throws: WebSocketProtocolError(closeCode: 1009, reason: "frame too large")) {
+            try header.withUnsafeMutableBytes { buffer in try decoder.decode(buffer) { _ in true } }
+        }
+    }
+
+    @Test func handlerStopsDecoding() throws {
+        var bytes = frame(.text, Array("one".utf8), to: .server) + frame(.text, Array("two".utf8), to: .server)
+        let decoder = WebSocketStreamDecoder(role: .server, maximumMessageSize: 100)
+        var seen = 0
+        try bytes.withUnsafeMutableBytes { buffer in
+            try decoder.decode(buffer) { _ in
+                seen += 1
+                return false
+            }
+        }
+        #expect(seen == 1)
+    }
+
+    /// Noise and mutated streams: both decoders end with the same messages and the same error.
+    @Test func fuzzAgreesWithTheAssemblingDecoder() {
+        var random = SeededGenerator(seed: 0xC0FFEE)
+        let valid = WebSocketStreamTests.mixedStream(role: .server).bytes.prefix(600)
+        var disagreements = 0
+        for round in 0..<2000 {
+            let role: WebSocketRole = round % 2 == 0 ? .server : .client
+            var input: [UInt8]
+            if round % 4 < 2 {
+                input = random.bytes(Int.random(in: 0...64, using: &random))
+            } else {
+                input = Array(valid.prefix(Int.random(in: 0...valid.count, using: &random)))
+                for _ in 0..<Int.random(in: 1...4, using: &random) where !input.isEmpty {
+                    input[Int.random(in: 0..<input.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+                }
+            }
+            let limit = Int.random(in: 0...512, using: &random)
+            var reference = WebSocketFrameDecoder(role: role, maximumMessageSize: limit)
+            reference.append(input)
+            var expected: [WebSocketMessage] = []
+            var expectedError: WebSocketProtocolError?
+            do {
+                while let message = try reference.next() { expected.append(message) }
+            } catch {
+                expectedError = error
+            }
+            let got = Self.streamDecode(input, role: role, maximumMessageSize: limit, chunks: &random, largestChunk: 32)
+            if got.messages != expected || got.error != expectedError { disagreements += 1 }
+        }
+        #expect(disagreements == 0)
+    }
+}
