@@ -90,5 +90,6 @@ let package = Package(
         .testTarget(
             name: "RelayClientTests",
             dependencies: ["RelayClient", "RelayServer", "RelayStorage", "RelayProtocol", "TestSupport"]),
+        .testTarget(name: "HerdrRelayTests", dependencies: ["herdr-relay", "HerdrCrypto", "RelayProtocol", "TestSupport"]),
     ]
 )

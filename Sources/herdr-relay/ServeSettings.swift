@@ -99,6 +99,20 @@ struct ServeSettings: Sendable {
         let log: @Sendable (String) -> Void = { message in
             StandardError.write("\(Self.timestamp()) herdr-relay: \(message)\n")
         }
+        // Watched before anything starts, so a signal at any moment ends in a clean shutdown.
+        let stop = DispatchSemaphore(value: 0)
+        let watcher: SignalWatcher
+        do {
+            watcher = try SignalWatcher(
+                signals: [SIGINT, SIGTERM, SIGHUP], queue: DispatchQueue(label: "herdr-relay.signals")
+            ) {
+                _ in stop.signal()
+            }
+        } catch {
+            log("error: cannot watch signals: \(error)")
+            return .failure
+        }
+        defer { watcher.cancel() }
         var tls: TLSContext?
         if let certificateFile, let keyFile {
             do {
@@ -115,8 +129,7 @@ struct ServeSettings: Sendable {
                     atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             }
         }
-        var configuration = RelayConfiguration(origin: origin, attestationRequired: attestationRequired)
-        configuration.maintenanceInterval = 10_000
+        let configuration = RelayConfiguration(origin: origin, attestationRequired: attestationRequired)
         let path = databasePath
         let frozen = configuration
         var options = RelayServer.Options(bindAddress: bindAddress, port: port, tls: tls)
@@ -131,28 +144,14 @@ struct ServeSettings: Sendable {
             log("error: cannot start: \(error)")
             return .unavailable
         }
+        log(
+            "origin \(origin); attestation \(attestationRequired ? "required (no verifier built in: phones cannot pair; ATTEST_REQUIRED=false for a self-hosted relay)" : "off (ATTEST_REQUIRED=false)"); store \(path)\(tls == nil ? "; plain WebSocket on loopback" : "; TLS")"
+        )
         let scheme = tls == nil ? "ws" : "wss"
         let host = bindAddress.contains(":") ? "[\(bindAddress)]" : bindAddress
         try? FileDescriptorWriter.writeAll(
             fd: STDOUT_FILENO, string: "herdr-relay listening on \(scheme)://\(host):\(server.port)\n")
-        log(
-            "origin \(origin); attestation \(attestationRequired ? "required (no verifier built in: phones cannot pair; ATTEST_REQUIRED=false for a self-hosted relay)" : "off (ATTEST_REQUIRED=false)"); store \(path)\(tls == nil ? "; plain WebSocket on loopback" : "; TLS")"
-        )
-        let stop = DispatchSemaphore(value: 0)
-        let watcher: SignalWatcher
-        do {
-            watcher = try SignalWatcher(
-                signals: [SIGINT, SIGTERM, SIGHUP], queue: DispatchQueue(label: "herdr-relay.signals")
-            ) {
-                _ in stop.signal()
-            }
-        } catch {
-            log("error: cannot watch signals: \(error)")
-            server.shutdown()
-            return .failure
-        }
         stop.wait()
-        watcher.cancel()
         log("shutting down")
         server.shutdown()
         log("stopped")

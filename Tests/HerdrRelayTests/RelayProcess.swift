@@ -1,0 +1,96 @@
+import Foundation
+import Glibc
+import TestSupport
+
+/// The herdr-relay binary built beside this test bundle, run as a real process.
+final class RelayProcess {
+    static var executable: String {
+        let me =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("herdr-relay").path
+    }
+
+    let process: ChildProcess
+    let port: UInt16
+    private let stderrRead: Int32
+
+    /// Starts `herdr-relay serve …` and waits for its `listening on` line.
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        let stdout = try PipePair()
+        let stderr = try PipePair(nonBlockingRead: true)
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "ATTEST_REQUIRED")
+        for (key, value) in environment { env[key] = value }
+        process = try ChildProcess(
+            Self.executable, ["serve"] + arguments, environment: env, stdout: stdout.write, stderr: stderr.write)
+        close(stdout.write)
+        close(stderr.write)
+        stderrRead = stderr.read
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        var ready = pollfd(fd: stdout.read, events: Int16(POLLIN), revents: 0)
+        while poll(&ready, 1, 10_000) > 0, read(stdout.read, &byte, 1) == 1, byte != 10 { line.append(byte) }
+        close(stdout.read)
+        let text = String(decoding: line, as: UTF8.self)
+        guard text.hasPrefix("herdr-relay listening on "), let colon = text.lastIndex(of: ":"),
+            let port = UInt16(text[text.index(after: colon)...])
+        else {
+            process.signal(SIGKILL)
+            _ = process.wait()
+            throw RelayProcessError("herdr-relay did not start: \(text) \(Self.drain(stderrRead))")
+        }
+        self.port = port
+    }
+
+    deinit {
+        if process.isRunning {
+            process.signal(SIGKILL)
+            _ = process.wait()
+        }
+        close(stderrRead)
+    }
+
+    /// Everything written to stderr so far.
+    func stderrText() -> String { Self.drain(stderrRead) }
+
+    private var collected = ""
+    static func drain(_ fd: Int32) -> String {
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let got = read(fd, &buffer, buffer.count)
+            guard got > 0 else { break }
+            out += buffer[0..<got]
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// SIGTERM, then the exit status (nil if it did not exit within `timeout`).
+    func terminate(timeout: Double = 10) -> Int32? {
+        process.signal(SIGTERM)
+        return process.wait(timeout: timeout)
+    }
+}
+
+struct RelayProcessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A self-signed certificate for 127.0.0.1 and localhost, made by the real `openssl`.
+struct TestCertificate {
+    let certificate: String
+    let key: String
+
+    init(in directory: TemporaryDirectory) throws {
+        certificate = directory.appending("cert.pem").path
+        key = directory.appending("key.pem").path
+        try ProcessRunner.run(
+            "openssl",
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj",
+                "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out",
+                certificate,
+            ], timeout: 30, check: true)
+    }
+}
