@@ -70,6 +70,9 @@ final class RelayEventLoop {
     /// Bytes queued to one socket beyond which the sockets feeding it stop reading.
     static let highWater = 4 * 1024 * 1024
     static let lowWater = 1024 * 1024
+    /// Sockets one peer address may hold before they are WebSockets (TLS handshake, HTTP request,
+    /// closing): slow or idle connections cannot pile up.
+    static let preliminaryPerAddress = 64
     /// Time for a TLS handshake plus a complete HTTP request, and for a closing socket's EOF.
     static let requestTimeout: Int64 = 10_000
     static let closingTimeout: Int64 = 2_000
@@ -87,6 +90,7 @@ final class RelayEventLoop {
     private var timed: Set<Int32> = []
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: readBufferSize, alignment: 16)
     private var lastTick: Int64 = 0
+    private var preliminary: [String: Int] = [:]
 
     init(core: RelayCore, settings: Settings, inbox: RelayInbox, stopping: RelayStopFlag) throws(RelayServerError) {
         self.core = core
@@ -135,6 +139,14 @@ final class RelayEventLoop {
 
     private func adopt(_ arrival: RelayInbox.Arrival) {
         let fd = arrival.fd
+        // Behind a trusted proxy every peer is the proxy: its clients are counted after the head.
+        let counted = !(settings.trustProxy && arrival.peerIsLoopback)
+        if counted && preliminary[arrival.peer, default: 0] >= Self.preliminaryPerAddress {
+            var abortive = linger(l_onoff: 1, l_linger: 0)
+            _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &abortive, socklen_t(MemoryLayout<linger>.size))
+            Glibc.close(fd)
+            return
+        }
         let flags = fcntl(fd, F_GETFL)
         var one: Int32 = 1
         guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0,
@@ -162,6 +174,18 @@ final class RelayEventLoop {
         }
         sockets[fd] = socket
         timed.insert(fd)
+        if counted {
+            socket.countedAsPreliminary = true
+            preliminary[arrival.peer, default: 0] += 1
+        }
+    }
+
+    /// The socket no longer counts as preliminary (it became a WebSocket, or it is gone).
+    private func uncountPreliminary(_ socket: RelaySocket) {
+        guard socket.countedAsPreliminary else { return }
+        socket.countedAsPreliminary = false
+        let left = preliminary[socket.tcpPeer, default: 1] - 1
+        preliminary[socket.tcpPeer] = left > 0 ? left : nil
     }
 
     // MARK: - Reading
@@ -300,6 +324,7 @@ final class RelayEventLoop {
         byConnection[id] = socket
         socket.stage = .webSocket
         timed.remove(socket.fd)
+        uncountPreliminary(socket)
         socket.stream = WebSocketStreamDecoder(
             role: .server, maximumMessageSize: core.configuration.preAdmissionFrameSize)
         var leftover = Array(socket.httpBytes[socket.headLength...])
@@ -640,6 +665,7 @@ final class RelayEventLoop {
         if socket.stage == .webSocket { abandonSplice(from: socket) }
         sockets[socket.fd] = nil
         timed.remove(socket.fd)
+        uncountPreliminary(socket)
         socket.tls = nil
         Glibc.close(socket.fd)
         if !socket.pausedSources.isEmpty { resumeSources(of: socket) }

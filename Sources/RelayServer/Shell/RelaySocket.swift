@@ -18,6 +18,8 @@ final class RelaySocket {
     let fd: Int32
     /// The client address the per-address limits count against (the proxy's client when trusted).
     var address: String
+    /// The TCP peer's numeric address.
+    let tcpPeer: String
     /// The TCP peer is loopback (gates `/metrics` and trusting a proxy header).
     let peerIsLoopback: Bool
     var tls: TLSConnection?
@@ -66,12 +68,15 @@ final class RelaySocket {
     var tlsHandshakeWantsWritable = false
     /// The write side is shut down (after the last bytes of a closing socket).
     var writeShut = false
+    /// Counted against its peer address's sockets that are not (yet) WebSockets.
+    var countedAsPreliminary = false
     /// The epoll mask registered now.
     var registeredEvents: UInt32
 
     init(fd: Int32, address: String, peerIsLoopback: Bool, tls: TLSConnection?, deadline: Int64, events: UInt32) {
         self.fd = fd
         self.address = address
+        self.tcpPeer = address
         self.peerIsLoopback = peerIsLoopback
         self.tls = tls
         self.stage = tls == nil ? .http : .tlsHandshake
