@@ -1,0 +1,404 @@
+import CSystem
+import Foundation
+import Glibc
+import RelayProtocol
+import WebWire
+
+/// What a client proves at admission (interop-facts §5, step 3).
+public enum RelayCredential: Sendable {
+    /// `{}`: open mode, or a Mac parking in a pairing room.
+    case none
+    /// `{"ticket":…}`: a pairing-room ticket from `/attest`.
+    case ticket(String)
+    /// `{"sig":…}`: the join key's signature over `RelayTranscript.join(role, nonce, room, origin)`.
+    case joinKey(RelayJoinKey)
+}
+
+/// How a connection ended.
+public enum RelayConnectionEnd: Hashable, Sendable, CustomStringConvertible {
+    /// The relay closed the WebSocket with this code and reason (`1000 room deleted`, …); 1005
+    /// with an empty reason when its close frame carried no code.
+    case closedByRelay(RelayClose)
+    /// `close()` was called (or the connection was dropped) and the close completed or timed out.
+    case closedLocally
+    /// The transport broke, the relay stopped answering pings, or it broke the protocol.
+    case failed(RelayClientError)
+
+    public var description: String {
+        switch self {
+        case .closedByRelay(let close): "closed by the relay: \(close)"
+        case .closedLocally: "closed"
+        case .failed(let error): "failed: \(error)"
+        }
+    }
+}
+
+/// What an admitted connection delivers, in order: spliced binary frames, then exactly one `ended`.
+public enum RelayConnectionEvent: Hashable, Sendable {
+    case message([UInt8])
+    case ended(RelayConnectionEnd)
+}
+
+/// One WebSocket to a relay room, admitted, on a thread of its own.
+///
+/// The thread does every blocking thing (name resolution, connect, TLS, upgrade, admission, then
+/// reading and writing with poll); nothing here blocks Swift's cooperative pool except the
+/// blocking calls documented as such.
+///
+/// Sending: `send` is thread-safe and never blocks. Frames are queued and written in order by the
+/// connection's thread, each masked with a fresh random key. The queue is bounded: when it holds
+/// more than `Options.maximumQueuedBytes`, `send` fails with `backpressure` and queues nothing
+/// (an empty queue always takes one frame); `waitUntilWritable` blocks until it has drained to
+/// half. Callers that produce faster than the relay takes should stop reading their source and
+/// wait, rather than drop.
+///
+/// Receiving: events come out in order through `receive(timeout:)` (blocking) or `events` (an
+/// `AsyncStream`), which share one queue. While more than `Options.maximumIncomingBytes` wait
+/// unconsumed the thread stops reading the socket, so the relay's backpressure reaches the peer.
+///
+/// Keepalive: a ping every `pingInterval` seconds; no pong within `pongTimeout` ends the
+/// connection with `keepaliveTimeout` (not while reading is paused for a slow consumer, since
+/// frames are arriving then). The relay's pings are answered.
+public final class RelayConnection: Sendable {
+    public struct Options: Sendable {
+        /// Ask to be refused with `slot occupied` rather than displace the slot's holder.
+        public var nonDisplacing = false
+        /// Seconds for name resolution's aftermath, TCP connect and TLS.
+        public var connectTimeout: Double = 10
+        /// Seconds for the upgrade and admission once connected.
+        public var admissionTimeout: Double = 15
+        /// Seconds between our pings.
+        public var pingInterval = Double(RelayLimits.clientPingInterval)
+        /// Seconds to wait for a pong before giving up on the relay.
+        public var pongTimeout = Double(RelayLimits.clientPongTimeout)
+        /// Outgoing bytes queued beyond which `send` fails with `backpressure`.
+        public var maximumQueuedBytes = 4 * 1024 * 1024
+        /// Incoming bytes waiting for the consumer beyond which reading pauses.
+        public var maximumIncomingBytes = 4 * 1024 * 1024
+        /// Seconds `close()` waits for the relay's closing handshake before dropping the socket.
+        public var closeTimeout: Double = 1
+        /// Extra upgrade headers, for probes only (an `Origin` the relay must refuse).
+        var extraHeaders: [(String, String)] = []
+
+        public init() {}
+    }
+
+    public let endpoint: RelayEndpoint
+    public let room: String
+    public let role: RelayRole
+    public let options: Options
+    let shared: ConnectionShared
+
+    // MARK: - Connecting
+
+    /// Connects and completes admission, blocking the calling thread until admitted (or refused,
+    /// or `connectTimeout` + `admissionTimeout` pass). Call it off the cooperative pool.
+    public static func connect(
+        to endpoint: RelayEndpoint, room: String, role: RelayRole, credential: RelayCredential,
+        options: Options = Options()
+    ) throws(RelayClientError) -> RelayConnection {
+        let connection = try RelayConnection(
+            starting: endpoint, room: room, role: role, credential: credential, options: options)
+        try connection.waitForAdmission()
+        return connection
+    }
+
+    /// Connects and completes admission without blocking the caller; cancelling the task
+    /// abandons the attempt (`cancelled`).
+    public static func connect(
+        to endpoint: RelayEndpoint, room: String, role: RelayRole, credential: RelayCredential,
+        options: Options = Options()
+    ) async throws(RelayClientError) -> RelayConnection {
+        let connection = try RelayConnection(
+            starting: endpoint, room: room, role: role, credential: credential, options: options)
+        let outcome = await withTaskCancellationHandler {
+            await connection.shared.admissionOutcome()
+        } onCancel: {
+            connection.close()
+        }
+        if case .failure(let error) = outcome { throw error }
+        return connection
+    }
+
+    /// Starts the connection's thread; admission runs there. `waitForAdmission` reports it.
+    init(
+        starting endpoint: RelayEndpoint, room: String, role: RelayRole, credential: RelayCredential,
+        options: Options
+    ) throws(RelayClientError) {
+        guard !room.utf8.contains(where: { $0 < 0x21 || $0 > 0x7E }) else {
+            throw RelayClientError(.protocolViolation, "a room name is printable ASCII")
+        }
+        let wakeFD = csystem_eventfd_nonblocking()
+        guard wakeFD >= 0 else {
+            throw RelayClientError(.connectionLost, "eventfd failed: \(RelayTransport.lastError)")
+        }
+        self.endpoint = endpoint
+        self.room = room
+        self.role = role
+        self.options = options
+        let shared = ConnectionShared(wakeFD: wakeFD, maximumIncomingBytes: options.maximumIncomingBytes)
+        self.shared = shared
+        let setup = ConnectionWorker.Setup(
+            endpoint: endpoint, room: room, role: role, credential: credential, options: options)
+        let thread = Thread {
+            let worker = ConnectionWorker(setup: setup, shared: shared)
+            worker.run()
+        }
+        thread.name = "relay connection"
+        thread.start()
+    }
+
+    deinit { close() }
+
+    /// Blocks until admission succeeded or failed.
+    func waitForAdmission() throws(RelayClientError) {
+        if case .failure(let error) = shared.waitForAdmission() { throw error }
+    }
+
+    /// The 24-byte registration token the relay gave a phone at admission (for `/register`).
+    public var registrationToken: [UInt8]? {
+        if case .success(let token) = shared.admissionResult { return token }
+        return nil
+    }
+
+    // MARK: - Sending
+
+    /// Queues one binary frame (at most 256 KiB). Never blocks; thread-safe.
+    ///
+    /// Throws `frameTooLarge`, `backpressure` (queue full: nothing queued; see
+    /// `waitUntilWritable`), or `closed` once the connection is closing or ended.
+    public func send(_ bytes: [UInt8]) throws(RelayClientError) {
+        guard bytes.count <= RelayLimits.frameSize else {
+            throw RelayClientError(
+                .frameTooLarge, "a relay frame carries at most \(RelayLimits.frameSize) bytes, not \(bytes.count)")
+        }
+        let frame = WebSocketFrameEncoder.frame(.binary, bytes, maskKey: ConnectionWorker.makeMaskKey())
+        try shared.enqueue(frame, payloadCount: bytes.count, limit: options.maximumQueuedBytes)
+    }
+
+    /// Blocks until the outgoing queue holds at most half of `maximumQueuedBytes` (true), or the
+    /// connection ended or `timeout` passed (false).
+    public func waitUntilWritable(timeout: Double?) -> Bool {
+        shared.waitForSpace(limit: options.maximumQueuedBytes / 2, timeout: timeout)
+    }
+
+    /// Payload bytes queued and not yet handed to the socket.
+    public var queuedByteCount: Int { shared.queuedBytes }
+
+    // MARK: - Receiving
+
+    /// The next event, blocking at most `timeout` seconds (nil: until one comes). Nil on timeout,
+    /// or after the `ended` event was taken.
+    public func receive(timeout: Double?) -> RelayConnectionEvent? {
+        shared.events.next(timeout: timeout)
+    }
+
+    /// The events as an async sequence; it finishes after `ended`. Shares its queue with
+    /// `receive`: each event goes to one consumer.
+    public var events: AsyncStream<RelayConnectionEvent> {
+        let queue = shared.events
+        return AsyncStream(unfolding: { await queue.next() })
+    }
+
+    // MARK: - Ending
+
+    /// Sends close 1000 (after what is queued) and ends within about `closeTimeout`. Returns at
+    /// once; `waitUntilEnded` waits. Idempotent; also cancels a connection still being admitted.
+    public func close() {
+        shared.requestClose()
+    }
+
+    /// How the connection ended, or nil while it is open.
+    public var end: RelayConnectionEnd? { shared.end }
+
+    /// Blocks until the connection has ended (its thread is done with the socket), at most
+    /// `timeout` seconds (nil: forever). Does not consume events.
+    @discardableResult
+    public func waitUntilEnded(timeout: Double?) -> RelayConnectionEnd? {
+        shared.waitForEnd(timeout: timeout)
+    }
+}
+
+/// The state the connection's thread and its callers share, under one lock.
+final class ConnectionShared: @unchecked Sendable {
+    private let condition = Condition()
+    // Everything below is guarded by `condition`.
+    private var outgoing: [[UInt8]] = []
+    private var outgoingHead = 0
+    private var queued = 0
+    private var closeRequested = false
+    private var closing = false
+    private var wakeFD: Int32
+    private var admission: Result<[UInt8]?, RelayClientError>?
+    private var admissionWaiters: [CheckedContinuation<Result<[UInt8]?, RelayClientError>, Never>] = []
+    private var ending: RelayConnectionEnd?
+    private var readPaused = false
+
+    let events: EventQueue<RelayConnectionEvent>
+
+    init(wakeFD: Int32, maximumIncomingBytes: Int) {
+        self.wakeFD = wakeFD
+        let resume = ResumeHook()
+        events = EventQueue(
+            weight: { event in
+                if case .message(let bytes) = event { return bytes.count }
+                return 0
+            },
+            onTake: { remaining in
+                if remaining <= maximumIncomingBytes / 2 { resume.fire() }
+            })
+        resume.target = self
+    }
+
+    /// Lets the event queue wake the thread without a reference cycle.
+    private final class ResumeHook: @unchecked Sendable {
+        weak var target: ConnectionShared?
+        func fire() { target?.resumeReadingIfPaused() }
+    }
+
+    // MARK: Callers
+
+    func enqueue(_ frame: [UInt8], payloadCount: Int, limit: Int) throws(RelayClientError) {
+        try condition.withLock { () throws(RelayClientError) in
+            guard admission != nil, !closeRequested, ending == nil else {
+                throw RelayClientError(.closed, "the relay connection is closed")
+            }
+            guard queued == 0 || queued + payloadCount <= limit else {
+                throw RelayClientError(.backpressure, "the relay connection's outgoing queue is full (\(queued) bytes)")
+            }
+            outgoing.append(frame)
+            queued += payloadCount
+            wakeLocked()
+        }
+    }
+
+    var queuedBytes: Int { condition.withLock { queued } }
+
+    func waitForSpace(limit: Int, timeout: Double?) -> Bool {
+        let deadline = timeout.map { Deadline(seconds: $0) } ?? .never
+        return condition.withLock {
+            while true {
+                if ending != nil || closeRequested { return false }
+                if queued <= limit { return true }
+                if deadline.hasPassed { return false }
+                condition.wait(until: deadline)
+            }
+        }
+    }
+
+    func requestClose() {
+        condition.withLock {
+            guard !closeRequested, ending == nil else { return }
+            closeRequested = true
+            wakeLocked()
+            condition.broadcast()
+        }
+    }
+
+    var end: RelayConnectionEnd? { condition.withLock { ending } }
+
+    func waitForEnd(timeout: Double?) -> RelayConnectionEnd? {
+        let deadline = timeout.map { Deadline(seconds: $0) } ?? .never
+        return condition.withLock {
+            while ending == nil && !deadline.hasPassed { condition.wait(until: deadline) }
+            return ending
+        }
+    }
+
+    var admissionResult: Result<[UInt8]?, RelayClientError>? { condition.withLock { admission } }
+
+    func waitForAdmission() -> Result<[UInt8]?, RelayClientError> {
+        condition.withLock {
+            while true {
+                if let admission { return admission }
+                condition.wait(until: .never)
+            }
+        }
+    }
+
+    func admissionOutcome() async -> Result<[UInt8]?, RelayClientError> {
+        await withCheckedContinuation { continuation in
+            let ready: Result<[UInt8]?, RelayClientError>? = condition.withLock {
+                if let admission { return admission }
+                admissionWaiters.append(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    private func resumeReadingIfPaused() {
+        condition.withLock { if readPaused { wakeLocked() } }
+    }
+
+    private func wakeLocked() {
+        guard wakeFD >= 0 else { return }
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeFD, &one, 8)
+    }
+
+    // MARK: The connection's thread
+
+    var isCloseRequested: Bool { condition.withLock { closeRequested } }
+
+    /// The wake descriptor the thread polls (valid until `finish`).
+    var wakeDescriptor: Int32 { condition.withLock { wakeFD } }
+
+    func setAdmission(_ result: Result<[UInt8]?, RelayClientError>) {
+        let waiters = condition.withLock {
+            admission = result
+            condition.broadcast()
+            defer { admissionWaiters = [] }
+            return admissionWaiters
+        }
+        for waiter in waiters { waiter.resume(returning: result) }
+    }
+
+    /// Frames to write, about `budget` bytes (the last frame may pass it; none for a budget of 0),
+    /// and whether a close was asked for. After a close request everything queued is taken.
+    func takeOutgoing(budget: Int) -> (frames: [[UInt8]], close: Bool) {
+        condition.withLock {
+            var frames: [[UInt8]] = []
+            var taken = 0
+            let all = closeRequested
+            while outgoingHead < outgoing.count && (all || taken < budget) {
+                let frame = outgoing[outgoingHead]
+                outgoingHead += 1
+                frames.append(frame)
+                taken += frame.count
+            }
+            if outgoingHead == outgoing.count {
+                outgoing.removeAll(keepingCapacity: outgoing.count < 256)
+                outgoingHead = 0
+            }
+            if !frames.isEmpty {
+                // Frame overhead is at most 14 bytes; count payloads as `enqueue` did.
+                queued = max(0, queued - frames.reduce(0) { $0 + ConnectionWorker.payloadCount(ofFrame: $1) })
+                condition.broadcast()
+            }
+            if all { closing = true }
+            return (frames, all)
+        }
+    }
+
+    func setReadPaused(_ paused: Bool) {
+        condition.withLock { readPaused = paused }
+    }
+
+    /// The end: recorded, delivered as the last event, the wake descriptor closed.
+    func finish(_ end: RelayConnectionEnd) {
+        condition.withLock {
+            ending = end
+            outgoing = []
+            outgoingHead = 0
+            queued = 0
+            if wakeFD >= 0 {
+                Glibc.close(wakeFD)
+                wakeFD = -1
+            }
+            condition.broadcast()
+        }
+        events.push(.ended(end))
+        events.finish()
+    }
+}

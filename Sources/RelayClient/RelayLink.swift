@@ -1,0 +1,297 @@
+import Foundation
+import Glibc
+import RelayProtocol
+import Synchronization
+
+/// Keeps one role's connection to a room alive: connects, hands each admitted connection to its
+/// owner, and when it ends reconnects after a backoff, until told to stop or until the relay says
+/// retrying is pointless (the room was deleted or expired, the join key no longer matches, the
+/// pairing cycle cap, another device took the slot).
+///
+/// Runs on a thread of its own, which keeps the link alive until it stops: call `stop()` when
+/// done with it. Every admitted connection is a fresh WebSocket: whatever runs on top (the Noise
+/// handshake) starts over on each.
+public final class RelayLink: Sendable {
+    /// Why the link gave up for good.
+    public enum StopReason: Hashable, Sendable, CustomStringConvertible {
+        /// `stop()` was called.
+        case stopped
+        /// The room was deleted (1000 `room deleted`).
+        case roomDeleted
+        /// The relay no longer accepts our join key (`bad signature`, `signature required`, `room
+        /// expired`): remote access needs re-pairing.
+        case needsRepairing(String)
+        /// The pairing room was closed after too many phone admissions (1000 `pairing cycle cap`).
+        case pairingCycleCap
+        /// Another device took our slot (1000 `displaced`); reconnecting would take it back.
+        case displaced
+        /// A refusal that retrying cannot fix (`ticket required`, `bad proof`, HTTP 403…).
+        case refused(String)
+
+        public var description: String {
+            switch self {
+            case .stopped: "stopped"
+            case .roomDeleted: "room deleted"
+            case .needsRepairing(let reason): "remote access needs re-pairing (\(reason))"
+            case .pairingCycleCap: "pairing cycle cap"
+            case .displaced: "displaced by another device"
+            case .refused(let reason): "refused: \(reason)"
+            }
+        }
+    }
+
+    /// Where the link is.
+    public enum State: Hashable, Sendable {
+        /// Attempt `attempt` (from 1) is connecting.
+        case connecting(attempt: Int)
+        /// A connection is admitted and open.
+        case admitted
+        /// The last attempt or connection ended (`reason`); the next starts in `retryIn` seconds.
+        case waiting(retryIn: Double, reason: String)
+        case stopped(StopReason)
+    }
+
+    /// What the link reports, in order.
+    public enum Event: Sendable {
+        case connecting(attempt: Int)
+        /// A connection was admitted: read and send on it until it ends; the link watches its end
+        /// (without consuming its events) and reconnects.
+        case admitted(RelayConnection)
+        case waiting(retryIn: Double, reason: String)
+        /// The last event.
+        case stopped(StopReason)
+
+        public var state: State {
+            switch self {
+            case .connecting(let attempt): .connecting(attempt: attempt)
+            case .admitted: .admitted
+            case .waiting(let delay, let reason): .waiting(retryIn: delay, reason: reason)
+            case .stopped(let reason): .stopped(reason)
+            }
+        }
+    }
+
+    public struct Options: Sendable {
+        public var connection = RelayConnection.Options()
+        public var backoff = RelayBackoff()
+        /// Uniform randomness in 0...1 for the backoff's jitter.
+        public var random: @Sendable () -> Double = { Double.random(in: 0...1) }
+        public init() {}
+    }
+
+    private struct Control {
+        var credential: RelayCredential
+        var stopRequested = false
+        var current: RelayConnection?
+        var state: State = .connecting(attempt: 1)
+    }
+
+    public let endpoint: RelayEndpoint
+    public let room: String
+    public let role: RelayRole
+    private let control: Mutex<Control>
+    private let wakeup = Condition()
+    private let queue = EventQueue<Event>()
+    private let done = Condition()
+    private let finished = Mutex(false)
+
+    /// Starts connecting at once.
+    public init(
+        endpoint: RelayEndpoint, room: String, role: RelayRole, credential: RelayCredential,
+        options: Options = Options()
+    ) {
+        self.endpoint = endpoint
+        self.room = room
+        self.role = role
+        self.control = Mutex(Control(credential: credential))
+        let runner = LinkRunner(link: self, options: options)
+        let thread = Thread { runner.run() }
+        thread.name = "relay link"
+        thread.start()
+    }
+
+    /// The credential for the next attempts (after pairing: `.joinKey`).
+    public func setCredential(_ credential: RelayCredential) {
+        control.withLock { $0.credential = credential }
+    }
+
+    public var state: State { control.withLock { $0.state } }
+
+    /// The next event, blocking at most `timeout` seconds (nil: forever); nil on timeout or after
+    /// `stopped` was taken.
+    public func nextEvent(timeout: Double?) -> Event? { queue.next(timeout: timeout) }
+
+    /// The events as an async sequence, finishing after `stopped`. Shares its queue with `nextEvent`.
+    public var events: AsyncStream<Event> {
+        let queue = self.queue
+        return AsyncStream(unfolding: { await queue.next() })
+    }
+
+    /// Stops for good: closes the open connection (close 1000) or abandons the attempt. Returns at
+    /// once; `waitUntilStopped` waits for the link's thread.
+    public func stop() {
+        let current: RelayConnection? = control.withLock {
+            $0.stopRequested = true
+            return $0.current
+        }
+        current?.close()
+        wakeup.withLock { wakeup.broadcast() }
+    }
+
+    /// Blocks until the link has stopped (at most `timeout` seconds); true if it has.
+    @discardableResult
+    public func waitUntilStopped(timeout: Double?) -> Bool {
+        let deadline = timeout.map { Deadline(seconds: $0) } ?? .never
+        return done.withLock {
+            while !finished.withLock({ $0 }) && !deadline.hasPassed { done.wait(until: deadline) }
+            return finished.withLock { $0 }
+        }
+    }
+
+    // MARK: - For the runner
+
+    fileprivate var isStopRequested: Bool { control.withLock { $0.stopRequested } }
+    fileprivate var credential: RelayCredential { control.withLock { $0.credential } }
+
+    /// Records the attempt in progress; false (and nothing recorded) once stopping.
+    fileprivate func setCurrent(_ connection: RelayConnection?) -> Bool {
+        control.withLock {
+            if connection != nil && $0.stopRequested { return false }
+            $0.current = connection
+            return true
+        }
+    }
+
+    fileprivate func publish(_ event: Event) {
+        control.withLock { $0.state = event.state }
+        queue.push(event)
+    }
+
+    fileprivate func finish(_ reason: StopReason) {
+        publish(.stopped(reason))
+        queue.finish()
+        done.withLock {
+            finished.withLock { $0 = true }
+            done.broadcast()
+        }
+    }
+
+    /// Sleeps `seconds` unless stopped first; false if stopped.
+    fileprivate func pause(_ seconds: Double) -> Bool {
+        let deadline = Deadline(seconds: seconds)
+        return wakeup.withLock {
+            while !isStopRequested && !deadline.hasPassed { wakeup.wait(until: deadline) }
+            return !isStopRequested
+        }
+    }
+
+    // MARK: - Policy
+
+    /// What to do after a connection or an attempt ended.
+    public enum Disposition: Hashable, Sendable {
+        case retry(reason: String)
+        case stop(StopReason)
+    }
+
+    /// After an admitted connection ended.
+    public static func disposition(after end: RelayConnectionEnd) -> Disposition {
+        switch end {
+        case .closedByRelay(let close): disposition(afterClose: close)
+        case .closedLocally: .retry(reason: "closed")
+        case .failed(let error): .retry(reason: error.message)
+        }
+    }
+
+    /// After an attempt failed before admission.
+    public static func disposition(after error: RelayClientError) -> Disposition {
+        switch error.kind {
+        case .refused:
+            let reason = error.serverError ?? ""
+            switch reason {
+            case AdmissionError.badSignature.rawValue, AdmissionError.signatureRequired.rawValue:
+                return .stop(.needsRepairing(reason))
+            case AdmissionError.ticketRequired.rawValue, AdmissionError.badTicket.rawValue,
+                AdmissionError.badProof.rawValue, AdmissionError.badHello.rawValue:
+                return .stop(.refused(reason))
+            default:
+                // rate limited, mac offline, slot occupied: later may work.
+                if let close = error.close, case .stop(let stop) = disposition(afterClose: close) { return .stop(stop) }
+                return .retry(reason: reason)
+            }
+        case .closed:
+            if let close = error.close { return disposition(afterClose: close) }
+            return .retry(reason: error.message)
+        case .httpStatus:
+            let status = error.status ?? 0
+            if status == 400 || status == 403 || status == 404 || status == 501 {
+                return .stop(.refused("HTTP \(status) \(error.serverError ?? "")"))
+            }
+            return .retry(reason: error.message)
+        case .invalidEndpoint:
+            return .stop(.refused(error.message))
+        default:
+            return .retry(reason: error.message)
+        }
+    }
+
+    static func disposition(afterClose close: RelayClose) -> Disposition {
+        switch close.reason {
+        case RelayClose.roomDeleted.reason: .stop(.roomDeleted)
+        case RelayClose.pairingCycleCap.reason: .stop(.pairingCycleCap)
+        case RelayClose.displaced.reason: .stop(.displaced)
+        case RelayClose.roomExpired.reason: .stop(.needsRepairing(close.reason))
+        case AdmissionError.badSignature.rawValue, AdmissionError.signatureRequired.rawValue:
+            .stop(.needsRepairing(close.reason))
+        default: .retry(reason: "relay closed: \(close)")
+        }
+    }
+}
+
+/// The link's thread.
+private final class LinkRunner: Sendable {
+    let link: RelayLink
+    let options: RelayLink.Options
+
+    init(link: RelayLink, options: RelayLink.Options) {
+        self.link = link
+        self.options = options
+    }
+
+    func run() {
+        var backoff = options.backoff
+        var attempt = 0
+        while true {
+            if link.isStopRequested { return link.finish(.stopped) }
+            attempt += 1
+            link.publish(.connecting(attempt: attempt))
+            let disposition: RelayLink.Disposition
+            do {
+                let connection = try RelayConnection(
+                    starting: link.endpoint, room: link.room, role: link.role, credential: link.credential,
+                    options: options.connection)
+                guard link.setCurrent(connection) else {
+                    connection.close()
+                    return link.finish(.stopped)
+                }
+                defer { _ = link.setCurrent(nil) }
+                try connection.waitForAdmission()
+                let start = MonotonicClock.now
+                link.publish(.admitted(connection))
+                let end = connection.waitUntilEnded(timeout: nil) ?? .closedLocally
+                backoff.connectionEnded(after: MonotonicClock.now - start)
+                disposition = RelayLink.disposition(after: end)
+            } catch {
+                disposition = RelayLink.disposition(after: error)
+            }
+            if link.isStopRequested { return link.finish(.stopped) }
+            switch disposition {
+            case .stop(let reason):
+                return link.finish(reason)
+            case .retry(let reason):
+                let delay = backoff.nextDelay(random: options.random())
+                link.publish(.waiting(retryIn: delay, reason: reason))
+                if !link.pause(delay) { return link.finish(.stopped) }
+            }
+        }
+    }
+}

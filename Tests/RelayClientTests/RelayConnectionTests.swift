@@ -1,0 +1,320 @@
+import Foundation
+import HerdrCrypto
+import RelayClient
+import RelayProtocol
+import TLS
+import TestSupport
+import Testing
+
+@Suite("WebSocket connections to a real relay", .serialized)
+struct RelayConnectionTests {
+    @Test("open mode: a Mac parks, a phone joins, 1-byte and 256 KiB frames cross both ways")
+    func spliceOpenMode() throws {
+        let relay = try TestRelay()
+        let room = randomRoom()
+        let mac = try connect(relay, room: room, role: .mac)
+        let phone = try connect(relay, room: room, role: .phone)
+        defer {
+            mac.close()
+            phone.close()
+        }
+        #expect(mac.registrationToken == nil)
+        #expect(phone.registrationToken?.count == 24)
+        try checkSplice(mac, phone)
+    }
+
+    @Test("an established room admits both sides signing with the join key, and splices")
+    func establishedRoom() throws {
+        let relay = try TestRelay()
+        let established = try EstablishedRoom(relay)
+        established.close()
+        // Now {} no longer admits a Mac.
+        let unsigned = try #require(throws: RelayClientError.self) {
+            try connect(relay, room: established.room, role: .mac)
+        }
+        #expect(unsigned.serverError == "signature required")
+        let mac = try connect(relay, room: established.room, role: .mac, credential: .joinKey(established.joinKey))
+        let phone = try connect(relay, room: established.room, role: .phone, credential: .joinKey(established.joinKey))
+        defer {
+            mac.close()
+            phone.close()
+        }
+        try checkSplice(mac, phone)
+    }
+
+    @Test("a wrong join key is refused with bad signature and the close that follows")
+    func wrongJoinKey() throws {
+        let relay = try TestRelay()
+        let established = try EstablishedRoom(relay)
+        defer { established.close() }
+        let stranger = try RelayJoinKey(roomSecret: RelayJoinKey.makeRoomSecret())
+        let error = try #require(throws: RelayClientError.self) {
+            try connect(relay, room: established.room, role: .phone, credential: .joinKey(stranger))
+        }
+        #expect(error.kind == .refused)
+        #expect(error.serverError == "bad signature")
+        #expect(error.close == RelayClose(code: 1008, reason: "bad signature"))
+        #expect(error.message.contains("bad signature"))
+        // The holders were not disturbed.
+        #expect(established.mac.end == nil)
+        #expect(established.phone.end == nil)
+    }
+
+    @Test("nonDisplacing is refused with slot occupied; a plain second Mac displaces the first")
+    func displacement() throws {
+        let relay = try TestRelay()
+        let room = randomRoom()
+        let first = try connect(relay, room: room, role: .mac)
+        var options = quickOptions()
+        options.nonDisplacing = true
+        let error = try #require(throws: RelayClientError.self) {
+            try connect(relay, room: room, role: .mac, options: options)
+        }
+        #expect(error.serverError == "slot occupied")
+        #expect(error.close == RelayClose(code: 1008, reason: "slot occupied"))
+        #expect(first.end == nil)
+        let second = try connect(relay, room: room, role: .mac)
+        defer { second.close() }
+        #expect(try expectEnd(first) == .closedByRelay(.displaced))
+    }
+
+    @Test("a phone with no Mac parked is refused with mac offline")
+    func macOffline() throws {
+        let relay = try TestRelay()
+        let error = try #require(throws: RelayClientError.self) {
+            try connect(relay, room: randomRoom(), role: .phone)
+        }
+        #expect(error.serverError == "mac offline")
+    }
+
+    @Test("upgrade refusals carry the status and the relay's error")
+    func upgradeRefused() throws {
+        let relay = try TestRelay()
+        let error = try #require(throws: RelayClientError.self) {
+            try connect(relay, room: "not-a-room", role: .mac)
+        }
+        #expect(error.kind == .httpStatus)
+        #expect(error.status == 400)
+        #expect(error.serverError == "bad room")
+    }
+
+    @Test("close() sends 1000 and ends within about a second; the peer sees the Mac go")
+    func closing() throws {
+        let relay = try TestRelay()
+        let room = randomRoom()
+        let mac = try connect(relay, room: room, role: .mac)
+        let phone = try connect(relay, room: room, role: .phone)
+        defer { phone.close() }
+        let start = Date()
+        mac.close()
+        #expect(mac.waitUntilEnded(timeout: 3) == .closedLocally)
+        #expect(Date().timeIntervalSince(start) < 1.5)
+        #expect(try expectEnd(mac) == .closedLocally)
+        #expect(mac.receive(timeout: 0.1) == nil)
+        #expect(try expectEnd(phone) == .closedByRelay(.peerGone))
+        // Sending on an ended connection fails clearly.
+        let error = try #require(throws: RelayClientError.self) { try mac.send([1]) }
+        #expect(error.kind == .closed)
+    }
+
+    @Test("frames over 256 KiB are refused before sending")
+    func frameTooLarge() throws {
+        let relay = try TestRelay()
+        let room = randomRoom()
+        let mac = try connect(relay, room: room, role: .mac)
+        defer { mac.close() }
+        let error = try #require(throws: RelayClientError.self) {
+            try mac.send([UInt8](repeating: 0, count: RelayLimits.frameSize + 1))
+        }
+        #expect(error.kind == .frameTooLarge)
+        try mac.send([UInt8](repeating: 0, count: RelayLimits.frameSize))
+    }
+
+    @Test("server shutdown ends connections with 1001 server shutting down")
+    func serverShutdown() throws {
+        let relay = try TestRelay()
+        let mac = try connect(relay, room: randomRoom(), role: .mac)
+        relay.shutdown()
+        #expect(try expectEnd(mac) == .closedByRelay(.serverShuttingDown))
+    }
+
+    @Test("async: connect and read events from the AsyncStream")
+    func asyncEvents() async throws {
+        let relay = try TestRelay()
+        let room = randomRoom()
+        let mac = try await RelayConnection.connect(
+            to: relay.endpoint, room: room, role: .mac, credential: .none, options: quickOptions())
+        let phone = try await RelayConnection.connect(
+            to: relay.endpoint, room: room, role: .phone, credential: .none, options: quickOptions())
+        for index in 0..<10 { try mac.send([UInt8(index)]) }
+        mac.close()
+        var received: [[UInt8]] = []
+        var end: RelayConnectionEnd?
+        for await event in phone.events {
+            switch event {
+            case .message(let bytes): received.append(bytes)
+            case .ended(let how): end = how
+            }
+        }
+        #expect(received == (0..<10).map { [UInt8($0)] })
+        #expect(end == .closedByRelay(.peerGone))
+    }
+
+    @Test("a slow consumer loses nothing: reading pauses and resumes")
+    func slowConsumer() throws {
+        let relay = try TestRelay()
+        let room = randomRoom()
+        let mac = try connect(relay, room: room, role: .mac)
+        var options = quickOptions()
+        options.maximumIncomingBytes = 512 * 1024
+        let phone = try connect(relay, room: room, role: .phone, options: options)
+        defer {
+            mac.close()
+            phone.close()
+        }
+        let count = 40
+        let frameSize = 200 * 1024
+        let sender = Thread {
+            for index in 0..<count {
+                var frame = [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: frameSize)
+                frame[0] = UInt8(index)
+                while true {
+                    do {
+                        try mac.send(frame)
+                        break
+                    } catch let error as RelayClientError {
+                        guard error.kind == .backpressure, mac.waitUntilWritable(timeout: 10) else { return }
+                    } catch {
+                        return
+                    }
+                }
+            }
+        }
+        sender.start()
+        Thread.sleep(forTimeInterval: 0.5)
+        for index in 0..<count {
+            let frame = try expectMessage(phone, timeout: 10)
+            #expect(frame.count == frameSize)
+            #expect(frame.first == UInt8(index))
+        }
+    }
+
+    @Test("the outgoing queue is bounded: send fails with backpressure when the path is stuck")
+    func backpressure() throws {
+        let relay = try TestRelay()
+        let proxy = try BlackholeProxy(targetPort: relay.port)
+        defer { proxy.shutdown() }
+        var options = quickOptions()
+        options.maximumQueuedBytes = 512 * 1024
+        let endpoint = relay.endpoint.connecting(toHost: "127.0.0.1", port: proxy.port, tls: false)
+        let mac = try RelayConnection.connect(
+            to: endpoint, room: randomRoom(), role: .mac, credential: .none, options: options)
+        defer { mac.close() }
+        proxy.freeze()
+        let frame = [UInt8](repeating: 7, count: 256 * 1024)
+        var sent = 0
+        var refusal: RelayClientError?
+        // The kernel buffers a few MiB; the queue must push back long before 256 MiB.
+        for _ in 0..<1024 {
+            do {
+                try mac.send(frame)
+                sent += 1
+            } catch {
+                refusal = error
+                break
+            }
+            if sent % 16 == 0 { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        #expect(refusal?.kind == .backpressure)
+        #expect(mac.queuedByteCount > 0)
+        #expect(!mac.waitUntilWritable(timeout: 0.2))
+        #expect(mac.end == nil)
+    }
+
+    @Test("keepalive: answered pings keep the connection; a silent path ends it in bounded time")
+    func keepalive() throws {
+        let relay = try TestRelay()
+        let proxy = try BlackholeProxy(targetPort: relay.port)
+        defer { proxy.shutdown() }
+        var options = quickOptions()
+        options.pingInterval = 0.1
+        options.pongTimeout = 0.4
+        let endpoint = relay.endpoint.connecting(toHost: "127.0.0.1", port: proxy.port, tls: false)
+        let mac = try RelayConnection.connect(
+            to: endpoint, room: randomRoom(), role: .mac, credential: .none, options: options)
+        defer { mac.close() }
+        // Several ping rounds, all answered by the relay.
+        #expect(mac.waitUntilEnded(timeout: 1) == nil)
+        proxy.freeze()
+        let start = Date()
+        let end = mac.waitUntilEnded(timeout: 3)
+        guard case .failed(let error)? = end else {
+            Issue.record("expected a keepalive failure, got \(String(describing: end))")
+            return
+        }
+        #expect(error.kind == .keepaliveTimeout)
+        #expect(Date().timeIntervalSince(start) < 1.5)
+    }
+
+    @Test("the relay's pings are answered: a client that never pings itself stays admitted")
+    func answersRelayPings() throws {
+        let relay = try TestRelay { $0.pingInterval = 100 }
+        var options = quickOptions()
+        options.pingInterval = 3600
+        let mac = try connect(relay, room: randomRoom(), role: .mac, options: options)
+        defer { mac.close() }
+        // Ten of the relay's ping rounds; one unanswered ping would get the socket dropped.
+        #expect(mac.waitUntilEnded(timeout: 1) == nil)
+        let phone = try connect(relay, room: mac.room, role: .phone)
+        defer { phone.close() }
+        try phone.send([42])
+        #expect(try expectMessage(mac) == [42])
+    }
+
+    @Test("TLS: the relay's certificate is checked against the origin's host, then everything works")
+    func tls() throws {
+        let directory = try TemporaryDirectory(prefix: "relay-client-tls-")
+        let certificate = try TestCertificate(in: directory)
+        let context = try TLSContext.server(
+            certificateChainFile: certificate.certificate, privateKeyFile: certificate.key)
+        let relay = try TestRelay(tls: context)
+        let endpoint = relay.endpoint.trusting(certificatesFile: certificate.certificate)
+        try RelayHTTPClient(endpoint: endpoint, timeout: 5).healthz()
+        let room = randomRoom()
+        let mac = try RelayConnection.connect(
+            to: endpoint, room: room, role: .mac, credential: .none, options: quickOptions())
+        let phone = try RelayConnection.connect(
+            to: endpoint, room: room, role: .phone, credential: .none, options: quickOptions())
+        defer {
+            mac.close()
+            phone.close()
+        }
+        try checkSplice(mac, phone)
+        // Without the certificate in the trust store: refused, as TLS.
+        let untrusted = try #require(throws: RelayClientError.self) {
+            try RelayHTTPClient(endpoint: relay.endpoint, timeout: 5).healthz()
+        }
+        #expect(untrusted.kind == .tls)
+        // A certificate for another name.
+        let wrongName = try RelayEndpoint(parsing: "https://other.test")
+            .connecting(toHost: "127.0.0.1", port: relay.port).trusting(certificatesFile: certificate.certificate)
+        let mismatch = try #require(throws: RelayClientError.self) {
+            try RelayHTTPClient(endpoint: wrongName, timeout: 5).healthz()
+        }
+        #expect(mismatch.kind == .tls)
+    }
+
+    /// 1 byte and 256 KiB, each way, intact.
+    private func checkSplice(_ mac: RelayConnection, _ phone: RelayConnection) throws {
+        let small = [UInt8(0x5a)]
+        let large = SecureRandom.bytes(RelayLimits.frameSize)
+        try mac.send(small)
+        #expect(try expectMessage(phone) == small)
+        try phone.send(small)
+        #expect(try expectMessage(mac) == small)
+        try mac.send(large)
+        #expect(try expectMessage(phone) == large)
+        try phone.send(large)
+        #expect(try expectMessage(mac) == large)
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import HerdrCrypto
+import RelayClient
+import RelayProtocol
+import TestSupport
+import Testing
+
+@Suite("RelayLink keeps a room connection alive", .serialized)
+struct RelayLinkTests {
+    static func fastOptions() -> RelayLink.Options {
+        var options = RelayLink.Options()
+        options.connection = quickOptions()
+        options.backoff = RelayBackoff(initialDelay: 0.05, maximumDelay: 0.4)
+        return options
+    }
+
+    /// Events until the next admitted connection (or a failure if the link stops or stalls).
+    static func nextAdmitted(_ link: RelayLink, timeout: Double = 10) throws -> RelayConnection {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            switch link.nextEvent(timeout: max(0.01, deadline.timeIntervalSinceNow)) {
+            case .admitted(let connection)?: return connection
+            case .stopped(let reason)?: throw FixtureError("the link stopped: \(reason)")
+            case .connecting?, .waiting?, nil: continue
+            }
+        }
+        throw FixtureError("no admission within \(timeout) s")
+    }
+
+    static func nextStop(_ link: RelayLink, timeout: Double = 10) throws -> RelayLink.StopReason {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if case .stopped(let reason)? = link.nextEvent(timeout: max(0.01, deadline.timeIntervalSinceNow)) {
+                return reason
+            }
+        }
+        throw FixtureError("the link did not stop within \(timeout) s")
+    }
+
+    @Test("reconnects after the relay restarts on the same port (the room survives in SQLite), stops on room deleted")
+    func restartThenDelete() throws {
+        let directory = try TemporaryDirectory(prefix: "relay-link-")
+        let database = directory.file("relay.sqlite").path
+        var relay = try TestRelay(databasePath: database)
+        let port = relay.port
+        let established = try EstablishedRoom(relay)
+        established.close()
+
+        let credential = RelayCredential.joinKey(established.joinKey)
+        let macLink = RelayLink(
+            endpoint: relay.endpoint, room: established.room, role: .mac, credential: credential,
+            options: Self.fastOptions())
+        let phoneLink = RelayLink(
+            endpoint: relay.endpoint, room: established.room, role: .phone, credential: credential,
+            options: Self.fastOptions())
+        defer {
+            macLink.stop()
+            phoneLink.stop()
+            #expect(macLink.waitUntilStopped(timeout: 5))
+            #expect(phoneLink.waitUntilStopped(timeout: 5))
+        }
+        var mac = try Self.nextAdmitted(macLink)
+        var phone = try Self.nextAdmitted(phoneLink)
+        #expect(macLink.state == .admitted)
+        try mac.send([1, 2, 3])
+        #expect(try expectMessage(phone) == [1, 2, 3])
+
+        relay.shutdown()
+        #expect(try expectEnd(mac) == .closedByRelay(.serverShuttingDown))
+        // The links wait and retry against a closed port for a moment.
+        Thread.sleep(forTimeInterval: 0.3)
+        relay = try TestRelay(port: port, databasePath: database)
+        mac = try Self.nextAdmitted(macLink)
+        phone = try Self.nextAdmitted(phoneLink)
+        // Both may have been admitted before the other; the later one's frames reach the earlier.
+        try phone.send([4, 5, 6])
+        #expect(try expectMessage(mac) == [4, 5, 6])
+        try mac.send([7])
+        #expect(try expectMessage(phone) == [7])
+
+        try relay.http.deleteRoom(room: established.room, joinKey: established.joinKey)
+        #expect(try Self.nextStop(macLink) == .roomDeleted)
+        #expect(try Self.nextStop(phoneLink) == .roomDeleted)
+        #expect(macLink.state == .stopped(.roomDeleted))
+    }
+
+    @Test("a join key the room does not know stops the link: remote access needs re-pairing")
+    func badSignatureStops() throws {
+        let relay = try TestRelay()
+        let established = try EstablishedRoom(relay)
+        defer { established.close() }
+        let stranger = try RelayJoinKey(roomSecret: RelayJoinKey.makeRoomSecret())
+        let link = RelayLink(
+            endpoint: relay.endpoint, room: established.room, role: .phone, credential: .joinKey(stranger),
+            options: Self.fastOptions())
+        let reason = try Self.nextStop(link)
+        #expect(reason == .needsRepairing("bad signature"))
+        #expect(reason.description.contains("re-pairing"))
+    }
+
+    @Test("a phone waits for its Mac (mac offline is retried) and is admitted once the Mac parks")
+    func waitsForMac() throws {
+        let relay = try TestRelay()
+        let room = randomRoom()
+        let link = RelayLink(
+            endpoint: relay.endpoint, room: room, role: .phone, credential: .none, options: Self.fastOptions())
+        defer {
+            link.stop()
+            link.waitUntilStopped(timeout: 5)
+        }
+        var sawWaiting = false
+        let deadline = Date().addingTimeInterval(5)
+        while !sawWaiting && Date() < deadline {
+            if case .waiting(_, let reason)? = link.nextEvent(timeout: 1) {
+                sawWaiting = true
+                #expect(reason == "mac offline")
+            }
+        }
+        #expect(sawWaiting)
+        let mac = try connect(relay, room: room, role: .mac)
+        defer { mac.close() }
+        let phone = try Self.nextAdmitted(link)
+        #expect(phone.registrationToken?.count == 24)
+    }
+
+    @Test("stop() ends a link that is waiting to retry, promptly")
+    func stopWhileWaiting() throws {
+        let port = try closedPort()
+        let endpoint = try RelayEndpoint(parsing: "http://127.0.0.1:\(port)")
+        var options = Self.fastOptions()
+        options.backoff = RelayBackoff(initialDelay: 5, maximumDelay: 5)
+        let link = RelayLink(endpoint: endpoint, room: randomRoom(), role: .mac, credential: .none, options: options)
+        let deadline = Date().addingTimeInterval(5)
+        var waiting = false
+        while !waiting && Date() < deadline {
+            if case .waiting? = link.nextEvent(timeout: 1) { waiting = true }
+        }
+        #expect(waiting)
+        let start = Date()
+        link.stop()
+        #expect(link.waitUntilStopped(timeout: 2))
+        #expect(Date().timeIntervalSince(start) < 1)
+        #expect(link.state == .stopped(.stopped))
+    }
+}
