@@ -29,7 +29,9 @@ enum RelayBenchChildren {
         RoomName.derive(staticPublicKey: roomSecret(index), pid: "bench")
     }
 
-    static func raiseDescriptorLimit() {
+    /// Raises the open-files limit as far as allowed; returns the limit now in force.
+    @discardableResult
+    static func raiseDescriptorLimit() -> rlim_t {
         var limit = rlimit()
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         let wanted: rlim_t = 400_000
@@ -40,6 +42,8 @@ enum RelayBenchChildren {
             limit.rlim_cur = limit.rlim_max
             setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         }
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        return limit.rlim_cur
     }
 
     /// `relay-child DB ESTABLISHED`: the relay with the protocol's limits, except the daily byte
@@ -113,7 +117,7 @@ enum RelayBenchChildren {
         }
         var sides: [Int32: Side] = [:]
         var waiting: Side?
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024 * 1024, alignment: 16)  // as the relay
         var fds = [Int32](repeating: 0, count: 256)
         var events = [UInt32](repeating: 0, count: 256)
         func interest(_ side: Side) {

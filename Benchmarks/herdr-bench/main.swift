@@ -52,7 +52,7 @@ for suite in suites {
         print("Relay: splice throughput, 64-byte round trips, parked rooms, signed joins, beside a TCP splice")
         do {
             let parked = Int(environment["HERDR_BENCH_PARKED"] ?? "") ?? 100_000
-            markdown += try RelayBenchmarks(runs: runs, parkedRooms: parked, seconds: 3).run().markdown
+            markdown += try RelayBenchmarks(runs: runs, parkedRooms: parked, seconds: 5).run().markdown
         } catch {
             FileHandle.standardError.write(Data("error: relay benchmark failed: \(error)\n".utf8))
             exit(1)

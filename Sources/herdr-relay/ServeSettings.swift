@@ -113,6 +113,12 @@ struct ServeSettings: Sendable {
             return .failure
         }
         defer { watcher.cancel() }
+        let descriptors = Self.raiseOpenFilesLimit()
+        if descriptors < 65_536 {
+            log(
+                "note: the open-files limit is \(descriptors): at most about that many sockets (raise it with ulimit -n)"
+            )
+        }
         var tls: TLSContext?
         if let certificateFile, let keyFile {
             do {
@@ -156,6 +162,18 @@ struct ServeSettings: Sendable {
         server.shutdown()
         log("stopped")
         return .success
+    }
+
+    /// Every socket is a descriptor: take the soft open-files limit up to the hard one.
+    static func raiseOpenFilesLimit() -> rlim_t {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        if limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        return limit.rlim_cur
     }
 
     static func timestamp() -> String {

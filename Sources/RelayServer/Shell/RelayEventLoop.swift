@@ -76,7 +76,10 @@ final class RelayEventLoop {
     /// Time for a TLS handshake plus a complete HTTP request, and for a closing socket's EOF.
     static let requestTimeout: Int64 = 10_000
     static let closingTimeout: Int64 = 2_000
-    static let readBufferSize = 256 * 1024
+    /// One read takes up to this much: large reads mean fewer wake-ups per spliced megabyte.
+    static let readBufferSize = 1024 * 1024
+    /// A drained output buffer keeps its memory up to this size for the next burst.
+    static let retainedOutputCapacity = 256 * 1024
 
     let core: RelayCore
     let settings: Settings
@@ -606,7 +609,7 @@ final class RelayEventLoop {
                 return destroy(socket)
             }
         }
-        socket.output.removeAll(keepingCapacity: socket.output.capacity <= Self.readBufferSize)
+        socket.output.removeAll(keepingCapacity: socket.output.capacity <= Self.retainedOutputCapacity)
         socket.outputStart = 0
         if !socket.pausedSources.isEmpty { resumeSources(of: socket) }
         if socket.stage == .closing && !socket.writeShut {
