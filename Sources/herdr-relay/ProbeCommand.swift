@@ -48,7 +48,7 @@ enum ProbeCommand {
             throw arguments.usageError(error.message)
         }
         if let connect = arguments.string("connect") {
-            guard let (host, port) = splitHostPort(connect) else {
+            guard let (host, port) = HostPort.split(connect), port > 0 else {
                 throw arguments.usageError("--connect must be host:port (IPv6 in brackets: [::1]:443), got \(connect)")
             }
             endpoint = endpoint.connecting(toHost: host, port: port)
@@ -64,26 +64,6 @@ enum ProbeCommand {
             throw arguments.usageError("--timeout must be a number of seconds above 0 and at most 600, got \(text)")
         }
         return RelayProbe(endpoint: endpoint, timeout: timeout)
-    }
-
-    /// "host:port", "[v6]:port"; nil unless the port is 1...65535 and the host is not empty.
-    static func splitHostPort(_ text: String) -> (String, UInt16)? {
-        let host: Substring
-        let portText: Substring
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
-                return nil
-            }
-            host = text[text.index(after: text.startIndex)..<close]
-            portText = text[text.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = text.lastIndex(of: ":") else { return nil }
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
-            guard !host.contains(":") else { return nil }
-        }
-        guard !host.isEmpty, let port = UInt16(portText), port > 0 else { return nil }
-        return (String(host), port)
     }
 
     static func run(_ probe: RelayProbe) -> ExitCode {

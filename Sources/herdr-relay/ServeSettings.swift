@@ -23,7 +23,7 @@ struct ServeSettings: Sendable {
             arguments.wasGiven(option) ? arguments.string(option) : environment[variable] ?? arguments.string(option)
         }
         let listen = value("listen", "RELAY_LISTEN") ?? "127.0.0.1:8787"
-        guard let (host, port) = Self.splitListen(listen) else {
+        guard let (host, port) = HostPort.split(listen), IPAddress(numeric: host) != nil else {
             throw arguments.usageError("--listen must be address:port with a numeric address, got \(listen)")
         }
         bindAddress = host
@@ -53,25 +53,6 @@ struct ServeSettings: Sendable {
         let attest =
             arguments.wasGiven("attest-required") ? arguments.string("attest-required") : environment["ATTEST_REQUIRED"]
         attestationRequired = RelayConfiguration.attestationRequired(setting: attest)
-    }
-
-    /// "127.0.0.1:8787", "[::1]:8787", "0.0.0.0:443".
-    static func splitListen(_ text: String) -> (String, UInt16)? {
-        let host: Substring
-        let portText: Substring
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
-                return nil
-            }
-            host = text[text.index(after: text.startIndex)..<close]
-            portText = text[text.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = text.lastIndex(of: ":") else { return nil }
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
-        }
-        guard let port = UInt16(portText), IPAddress(numeric: String(host)) != nil else { return nil }
-        return (String(host), port)
     }
 
     /// scheme://host[:port] lowercased, default port dropped; nil for anything with a path,
