@@ -52,6 +52,14 @@ public final class MemoryRelayStore: RelayStore {
         return now < secret.expires ? secret.attachment : nil
     }
 
+    public func peekSecret(_ kind: RelaySecretKind, digest: [UInt8], room name: String, now: Int64)
+        throws(RelayStoreError) -> [UInt8]?
+    {
+        guard let secret = secrets[SecretKey(kind: kind, digest: digest)], secret.room == name, now < secret.expires
+        else { return nil }
+        return secret.attachment
+    }
+
     public func countSecrets(_ kind: RelaySecretKind, room name: String, now: Int64) throws(RelayStoreError) -> Int {
         secrets.count { $0.key.kind == kind && $0.value.room == name && now < $0.value.expires }
     }

@@ -69,6 +69,11 @@ public protocol RelayStore: AnyObject {
     /// it and returns its attachment; otherwise nil (and an expired match is deleted too).
     func takeSecret(_ kind: RelaySecretKind, digest: [UInt8], room name: String, now: Int64) throws(RelayStoreError)
         -> [UInt8]?
+    /// The attachment of an unexpired secret of this kind and digest bound to this room, leaving it
+    /// in place (to check a credential before the checks that may still refuse the attempt, and
+    /// take it only once the attempt succeeds); nil when there is none.
+    func peekSecret(_ kind: RelaySecretKind, digest: [UInt8], room name: String, now: Int64) throws(RelayStoreError)
+        -> [UInt8]?
     /// The room's unexpired secrets of this kind (to cap outstanding challenges).
     func countSecrets(_ kind: RelaySecretKind, room name: String, now: Int64) throws(RelayStoreError) -> Int
     /// Deletes expired secrets, and rooms (with their secrets) whose last activity is before

@@ -164,6 +164,18 @@ public final class SQLiteRelayStore: RelayStore {
         return taken.attachment
     }
 
+    public func peekSecret(_ kind: RelaySecretKind, digest: [UInt8], room name: String, now: Int64)
+        throws(RelayStoreError) -> [UInt8]?
+    {
+        var found: [UInt8]?
+        try connection.query(
+            "SELECT attachment FROM secrets WHERE kind = ?1 AND digest = ?2 AND room = ?3 AND expires > ?4",
+            "peekSecret",
+            .text(kind.rawValue), .blob(digest), .text(name), .integer(now)
+        ) { row in found = row.blob(0) }
+        return found
+    }
+
     public func countSecrets(_ kind: RelaySecretKind, room name: String, now: Int64) throws(RelayStoreError) -> Int {
         var count: Int64 = 0
         try connection.query(

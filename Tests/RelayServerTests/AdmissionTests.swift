@@ -492,3 +492,52 @@ import Testing
         #expect(h.core.connectionCount == 0 && h.core.activeRoomCount == 0)
     }
 }
+
+/// A refused attempt must not use up the single-use secret it presented.
+struct SecretsSurviveRefusalsTests {
+    /// A ticketed phone refused with `slot occupied` (it asked not to displace) keeps its ticket:
+    /// the same ticket admits it once the slot is free, and only once.
+    @Test func aTicketRefusedForAnOccupiedSlotStaysUsable() throws {
+        let h = CoreHarness(attestationRequired: true)
+        let room = makeRoom()
+        _ = try h.parkMac(room)
+        let holder = try h.joinPhone(room, proof: .ticket(try h.ticket(room)))
+        let ticket = try h.ticket(room)
+        #expect(h.join(room, .phone, proof: .ticket(ticket), nonDisplacing: true).result == .refused("slot occupied"))
+        h.closed(holder.id)
+        #expect(try h.joinPhone(room, proof: .ticket(ticket)).token.count == 24)
+        #expect(h.join(room, .phone, proof: .ticket(ticket)).result == .refused("bad ticket"))
+    }
+
+    /// `/register` refused for its assertion leaves the registration token for a retry with a
+    /// good assertion; a success uses it up.
+    @Test func aTokenRefusedForItsAssertionStaysUsable() throws {
+        let h = CoreHarness(attestationRequired: true)
+        let room = makeRoom()
+        _ = try h.parkMac(room)
+        let phone = try h.joinPhone(room, proof: .ticket(try h.ticket(room)))
+        let verifier = base64(try makeKey().verifier.raw)
+        let token = base64(phone.token)
+        var answer = h.post(
+            "/register", room: room,
+            json: [
+                "registrationToken": token, "verifier": verifier, "challenge": base64(try h.challenge(room)),
+                "assertion": base64(Array("forged".utf8)),
+            ])
+        #expect(answer.status == 403 && answer.json["error"] as? String == "bad assertion")
+        answer = h.post(
+            "/register", room: room,
+            json: [
+                "registrationToken": token, "verifier": verifier, "challenge": base64(try h.challenge(room)),
+                "assertion": base64(goodAssertion),
+            ])
+        #expect(answer.status == 200)
+        answer = h.post(
+            "/register", room: makeRoom(),
+            json: [
+                "registrationToken": token, "verifier": verifier, "challenge": base64(try h.challenge(room)),
+                "assertion": base64(goodAssertion),
+            ])
+        #expect(answer.status == 403)
+    }
+}

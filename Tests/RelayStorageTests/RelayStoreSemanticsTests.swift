@@ -174,4 +174,17 @@ let roomC = String(repeating: "c", count: 64)
         #expect(try store.room(named: roomA) == updated)
         #expect(try store.roomCount() == 1)
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func peekLeavesTheSecretInPlace(kind: StoreKind) throws {
+        let store = try kind.make().store
+        try store.addSecret(.ticket, digest: digest(7), room: roomA, expires: 100, attachment: [1, 2])
+        #expect(try store.peekSecret(.ticket, digest: digest(7), room: roomA, now: 99) == [1, 2])
+        #expect(try store.peekSecret(.ticket, digest: digest(7), room: roomA, now: 99) == [1, 2])
+        #expect(try store.peekSecret(.ticket, digest: digest(7), room: roomB, now: 99) == nil)
+        #expect(try store.peekSecret(.challenge, digest: digest(7), room: roomA, now: 99) == nil)
+        #expect(try store.peekSecret(.ticket, digest: digest(7), room: roomA, now: 100) == nil)  // expired
+        #expect(try store.takeSecret(.ticket, digest: digest(7), room: roomA, now: 99) == [1, 2])
+        #expect(try store.peekSecret(.ticket, digest: digest(7), room: roomA, now: 99) == nil)
+    }
 }

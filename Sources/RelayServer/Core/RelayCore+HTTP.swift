@@ -114,8 +114,10 @@ extension RelayCore {
         guard let verifier = RelayJSON.bytes(object["verifier"]), verifier.count == Ed25519PublicKey.size,
             (try? Ed25519PublicKey(raw: verifier)) != nil
         else { return RelayHTTP.error(400, "bad verifier") }
+        // The token is checked first and taken last: a registration refused for its assertion
+        // leaves it usable for a retry with a fresh one.
         guard let token = RelayJSON.bytes(tokenValue),
-            let keyID = try store.takeSecret(.registrationToken, digest: SHA256.hash(token), room: name, now: now)
+            let keyID = try store.peekSecret(.registrationToken, digest: SHA256.hash(token), room: name, now: now)
         else { return RelayHTTP.error(403, "bad token") }
         if configuration.attestationRequired {
             guard let challenge = RelayJSON.bytes(object["challenge"]),
@@ -130,6 +132,9 @@ extension RelayCore {
                 log("assertion refused: \(failure.message)")
                 return RelayHTTP.error(403, "bad assertion")
             }
+        }
+        guard try store.takeSecret(.registrationToken, digest: SHA256.hash(token), room: name, now: now) != nil else {
+            return RelayHTTP.error(403, "bad token")
         }
         guard try store.registerVerifier(verifier, room: name, now: now) else {
             return RelayHTTP.error(403, "already registered")

@@ -186,6 +186,7 @@ public final class RelayCore {
         guard let proof = RelayProof.parse(proofText) else { return refuse(connection, .badProof) }
         let role = hello.role
         var attestedKey: [UInt8] = []
+        var ticketDigest: [UInt8]?
         if let verifier = room.record?.verifier {
             guard case .signature(let signature) = proof else { return refuse(connection, .signatureRequired) }
             let transcript = RelayTranscript.join(
@@ -202,13 +203,16 @@ public final class RelayCore {
             case (.phone, .empty), (.phone, .ticket):
                 guard room.mac != nil else { return refuse(connection, .macOffline) }
                 if case .ticket(let ticket) = proof {
+                    // Checked now, taken only once every other check has passed: a refused
+                    // attempt does not use the ticket up.
                     guard let bytes = RelayJSON.bytes(ticket) else { return refuse(connection, .badTicket) }
                     do {
                         guard
-                            let key = try store.takeSecret(
+                            let key = try store.peekSecret(
                                 .ticket, digest: SHA256.hash(bytes), room: room.name, now: clock.unixSeconds)
                         else { return refuse(connection, .badTicket) }
                         attestedKey = key
+                        ticketDigest = SHA256.hash(bytes)
                     } catch {
                         return fail(connection, error)
                     }
@@ -229,6 +233,15 @@ public final class RelayCore {
                 metrics.admissions["pairing cycle cap", default: 0] += 1
                 log("a pairing room passed its cycle cap and was closed")
                 return closeRoom(room, .pairingCycleCap)
+            }
+        }
+        if let ticketDigest {
+            do {
+                guard
+                    try store.takeSecret(.ticket, digest: ticketDigest, room: room.name, now: clock.unixSeconds) != nil
+                else { return refuse(connection, .badTicket) }
+            } catch {
+                return fail(connection, error)
             }
         }
         var token: [UInt8]?
