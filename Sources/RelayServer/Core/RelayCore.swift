@@ -70,8 +70,7 @@ public final class RelayCore {
     /// sockets (429). Nil: go on with the WebSocket handshake, then `open`.
     public func checkUpgrade(_ head: HTTPRequestHead, address: String) -> HTTPResponse? {
         if !head.values(named: "origin").isEmpty { return refuseHTTP(403, "forbidden") }
-        guard let room = roomName(in: head) else { return refuseHTTP(400, "bad room") }
-        _ = room
+        guard roomName(in: head) != nil else { return refuseHTTP(400, "bad room") }
         let now = clock.milliseconds
         var usage = addresses[address] ?? AddressUsage()
         defer { addresses[address] = usage }

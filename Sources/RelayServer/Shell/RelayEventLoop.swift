@@ -214,7 +214,7 @@ final class RelayEventLoop {
             socket.tlsReadWantsWritable = true
             updateInterest(socket)
         case .closed:
-            peerEnded(socket)
+            destroy(socket)  // the peer ended the stream
         case .failed:
             destroy(socket)
         }
@@ -260,10 +260,6 @@ final class RelayEventLoop {
         case .webSocket:
             processFrames(socket, bytes)
         }
-    }
-
-    private func peerEnded(_ socket: RelaySocket) {
-        destroy(socket)
     }
 
     // MARK: - HTTP
