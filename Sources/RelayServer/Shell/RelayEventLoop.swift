@@ -284,8 +284,12 @@ final class RelayEventLoop {
         }
         guard let head = socket.head else { return }
         if !head.values(named: "upgrade").isEmpty { return upgrade(socket, head) }
-        if let status = StatusEndpoint.response(to: head, status: settings.status()) {
-            return respond(socket, status)
+        if head.path == StatusEndpoint.path {
+            // The status document names peer addresses: like /metrics, for this machine only.
+            guard socket.peerIsLoopback else { return respond(socket, RelayHTTP.error(403, "forbidden")) }
+            if let status = StatusEndpoint.response(to: head, status: settings.status()) {
+                return respond(socket, status)
+            }
         }
         if !head.values(named: "transfer-encoding").isEmpty {
             return respond(socket, RelayHTTP.error(501, "transfer-encoding not supported"))
