@@ -76,21 +76,3 @@ struct RelayProcessError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
-
-/// A self-signed certificate for 127.0.0.1 and localhost, made by the real `openssl`.
-struct TestCertificate {
-    let certificate: String
-    let key: String
-
-    init(in directory: TemporaryDirectory) throws {
-        certificate = directory.appending("cert.pem").path
-        key = directory.appending("key.pem").path
-        try ProcessRunner.run(
-            "openssl",
-            [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj",
-                "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out",
-                certificate,
-            ], timeout: 30, check: true)
-    }
-}

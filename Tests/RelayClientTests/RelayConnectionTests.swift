@@ -276,7 +276,7 @@ struct RelayConnectionTests {
     @Test("TLS: the relay's certificate is checked against the origin's host, then everything works")
     func tls() throws {
         let directory = try TemporaryDirectory(prefix: "relay-client-tls-")
-        let certificate = try TestCertificate(in: directory)
+        let certificate = try TestCertificate(in: directory, name: "relay", commonName: "relay.test")
         let context = try TLSContext.server(
             certificateChainFile: certificate.certificate, privateKeyFile: certificate.key)
         let relay = try TestRelay(tls: context)

@@ -115,24 +115,6 @@ struct EstablishedRoom {
     }
 }
 
-/// A self-signed certificate for relay.test (and 127.0.0.1), made by the openssl command.
-struct TestCertificate {
-    let certificate: String
-    let key: String
-
-    init(in directory: TemporaryDirectory) throws {
-        certificate = directory.file("relay-cert.pem").path
-        key = directory.file("relay-key.pem").path
-        try ProcessRunner.run(
-            try ProcessRunner.which("openssl"),
-            [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
-                "-subj", "/CN=relay.test", "-addext", "subjectAltName=DNS:relay.test,IP:127.0.0.1",
-                "-keyout", key, "-out", certificate,
-            ], timeout: 20, check: true)
-    }
-}
-
 /// A free loopback port that refuses connections (bound, then closed).
 func closedPort() throws -> UInt16 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

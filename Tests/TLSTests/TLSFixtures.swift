@@ -3,25 +3,6 @@ import Glibc
 import TLS
 import TestSupport
 
-/// A throwaway self-signed certificate (CN and subjectAltName localhost / 127.0.0.1 unless told)
-/// and its P-256 key, made by the real `openssl` command.
-struct TestCertificate {
-    let certificate: String
-    let key: String
-
-    init(in directory: TemporaryDirectory, name: String = "server", commonName: String = "localhost") throws {
-        certificate = directory.file("\(name)-cert.pem").path
-        key = directory.file("\(name)-key.pem").path
-        try ProcessRunner.run(
-            try ProcessRunner.which("openssl"),
-            [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
-                "-subj", "/CN=\(commonName)", "-addext", "subjectAltName=DNS:\(commonName),IP:127.0.0.1",
-                "-keyout", key, "-out", certificate,
-            ], timeout: 20, check: true)
-    }
-}
-
 /// What a test expects to see within `seconds`, else a failure naming `what`.
 struct Deadline {
     let end: Date
