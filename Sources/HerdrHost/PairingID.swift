@@ -1,5 +1,6 @@
 import Foundation
 import HerdrCrypto
+import HerdrKit
 
 /// The id of one pairing: 16 random bytes, written as 22 characters of unpadded base64url that never
 /// start with `-` (so the id can never look like an option on a command line).
@@ -42,29 +43,4 @@ public struct PairingID: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { text }
-}
-
-/// Unpadded base64url (RFC 4648 §5), decoding only the canonical spelling.
-enum Base64URL {
-    static func encode(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
-            of: "/", with: "_"
-        )
-        .replacingOccurrences(of: "=", with: "")
-    }
-
-    static func decodeCanonical(_ text: String) -> [UInt8]? {
-        guard !text.isEmpty, text.utf8.count % 4 != 1,
-            text.utf8.allSatisfy({ byte in
-                (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte) || (0x30...0x39).contains(byte)
-                    || byte == 0x2d
-                    || byte == 0x5f
-            })
-        else { return nil }
-        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        standard += String(repeating: "=", count: (4 - standard.utf8.count % 4) % 4)
-        guard let data = Data(base64Encoded: standard) else { return nil }
-        let bytes = [UInt8](data)
-        return encode(bytes) == text ? bytes : nil
-    }
 }

@@ -363,9 +363,10 @@ public struct PairingPayloadError: Error, Equatable, Sendable, CustomStringConve
     public var description: String { message }
 }
 
-/// Unpadded base64url (RFC 4648 §5), decoding only the canonical spelling.
-enum Base64URL {
-    static func encode(_ bytes: [UInt8]) -> String {
+/// Unpadded base64url (RFC 4648 §5), decoding only the canonical spelling. Pairing ids and keys
+/// in the QR code use it; `herdr-pair` (HerdrHost) writes them with the same code.
+public enum Base64URL {
+    public static func encode(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
             of: "/", with: "_"
         )
@@ -373,7 +374,7 @@ enum Base64URL {
     }
 
     /// The bytes, or nil unless `text` is exactly what `encode` would produce for them.
-    static func decodeCanonical(_ text: String) -> [UInt8]? {
+    public static func decodeCanonical(_ text: String) -> [UInt8]? {
         guard !text.isEmpty, text.utf8.count % 4 != 1,
             text.utf8.allSatisfy({ byte in
                 (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte) || (0x30...0x39).contains(byte)
