@@ -56,25 +56,11 @@ final class PairFixture {
     }
 
     func tearDown() {
-        killStandIns()
+        // The stand-in outlives sshd once its client is gone (sshd's session process exits
+        // and the script is reparented), so `SSHServer.stop` cannot find it.
+        ProcessSweep.killProcesses(commandLineContaining: standIn.path)
         server.destroy()
         namespace?.remove()
-    }
-
-    /// The stand-in outlives sshd once its client is gone (sshd's session process exits and the
-    /// script is reparented), so `SSHServer.stop` cannot find it: end its process group by PID.
-    private func killStandIns() {
-        let path = standIn.path
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let pid = Int32(entry), pid > 1,
-                let cmdline = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(entry)/cmdline"))
-            else { continue }
-            let text = String(decoding: cmdline.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
-            guard text.contains(path) else { continue }
-            // sshd made it a session (and group) leader; its `sleep` is in the group.
-            if getpgid(pid) == pid { kill(-pid, SIGKILL) }
-            kill(pid, SIGKILL)
-        }
     }
 
     var address: String { namespace?.innerAddress ?? server.host }
