@@ -115,25 +115,6 @@ struct EstablishedRoom {
     }
 }
 
-/// A free loopback port that refuses connections (bound, then closed).
-func closedPort() throws -> UInt16 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw FixtureError("socket failed") }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-            bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-        }
-    }
-    guard bound else { throw FixtureError("bind failed") }
-    return UInt16(bigEndian: address.sin_port)
-}
-
 /// A TCP proxy in front of a relay that can turn into a black hole: it keeps every socket open
 /// but stops moving bytes, like a network path that silently died.
 final class BlackholeProxy: Sendable {
@@ -144,23 +125,7 @@ final class BlackholeProxy: Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     init(targetPort: UInt16) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw FixtureError("socket failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard ok else {
-            close(fd)
-            throw FixtureError("proxy bind/listen failed")
-        }
-        listenFD = fd
-        port = UInt16(bigEndian: address.sin_port)
+        (listenFD, port) = try LoopbackSocket.listen()
         let thread = Thread { [self] in pump(targetPort: targetPort) }
         thread.start()
     }

@@ -1,6 +1,7 @@
 import HerdrCrypto
 import RelayClient
 import RelayProtocol
+import TestSupport
 import Testing
 
 @Suite("HTTP endpoints against a real relay", .serialized)
@@ -88,7 +89,7 @@ struct RelayHTTPClientTests {
 
     @Test("a closed port is unreachable, quickly")
     func unreachable() throws {
-        let port = try closedPort()
+        let port = try LoopbackSocket.closedPort()
         let endpoint = try RelayEndpoint(parsing: "http://127.0.0.1:\(port)")
         let error = try #require(throws: RelayClientError.self) {
             try RelayHTTPClient(endpoint: endpoint, timeout: 2).healthz()

@@ -125,7 +125,7 @@ struct RelayLinkTests {
 
     @Test("stop() ends a link that is waiting to retry, promptly")
     func stopWhileWaiting() throws {
-        let port = try closedPort()
+        let port = try LoopbackSocket.closedPort()
         let endpoint = try RelayEndpoint(parsing: "http://127.0.0.1:\(port)")
         var options = Self.fastOptions()
         options.backoff = RelayBackoff(initialDelay: 5, maximumDelay: 5)

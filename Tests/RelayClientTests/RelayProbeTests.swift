@@ -1,4 +1,5 @@
 import RelayClient
+import TestSupport
 import Testing
 
 @Suite("herdr-relay probe's checks against real relays", .serialized)
@@ -37,7 +38,7 @@ struct RelayProbeTests {
 
     @Test("a closed port is unreachable")
     func unreachable() throws {
-        let port = try closedPort()
+        let port = try LoopbackSocket.closedPort()
         let report = RelayProbe(endpoint: try RelayEndpoint(parsing: "http://127.0.0.1:\(port)"), timeout: 2).run()
         #expect(report.verdict == .unreachable)
         #expect(report.steps.count == 1)

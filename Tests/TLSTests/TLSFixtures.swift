@@ -39,23 +39,7 @@ final class LoopbackListener {
 
     init() throws {
         signal(SIGPIPE, SIG_IGN)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw FixtureError("socket failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else {
-            close(fd)
-            throw FixtureError("listening on 127.0.0.1 failed: \(String(cString: strerror(errno)))")
-        }
-        self.fd = fd
-        port = UInt16(bigEndian: address.sin_port)
+        (fd, port) = try LoopbackSocket.listen()
         setNonBlocking(fd)
     }
 
