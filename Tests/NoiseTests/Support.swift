@@ -15,18 +15,30 @@ enum TestFiles {
     static let testDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 
     /// `shared/<relative>`: `HERDR_SHARED_DIR` when set, else the first `shared/` found walking up
-    /// from this file (the package lives at `<root>/main`, the shared files at `<root>/shared`).
+    /// from this file (the package lives at `<root>/main`, the shared files at `<root>/shared`),
+    /// else this target's own copy in `Vectors/` (a checkout on its own, as in a temporary
+    /// directory, has no `shared/` above it). `VectorTests` checks the copy against `shared/`
+    /// whenever both are there.
     static func shared(_ relative: String) throws -> URL {
         if let override = ProcessInfo.processInfo.environment["HERDR_SHARED_DIR"] {
             return URL(fileURLWithPath: override).appendingPathComponent(relative)
         }
+        if let found = sharedAbove(relative) { return found }
+        let copy = testDirectory.appendingPathComponent("Vectors").appendingPathComponent(
+            URL(fileURLWithPath: relative).lastPathComponent)
+        if relative.hasPrefix("vectors/") && FileManager.default.fileExists(atPath: copy.path) { return copy }
+        throw TestFileError("shared/\(relative) not found above \(testDirectory.path); set HERDR_SHARED_DIR")
+    }
+
+    /// `shared/<relative>` in the first `shared/` walking up from this file, if any.
+    static func sharedAbove(_ relative: String) -> URL? {
         var directory = testDirectory
         while directory.path != "/" {
             let candidate = directory.appendingPathComponent("shared").appendingPathComponent(relative)
             if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
             directory = directory.deletingLastPathComponent()
         }
-        throw TestFileError("shared/\(relative) not found above \(testDirectory.path); set HERDR_SHARED_DIR")
+        return nil
     }
 
     static func peer(_ name: String) -> URL {

@@ -36,6 +36,16 @@ import Testing
         return try decoder.decode(File.self, from: data).vectors
     }
 
+    /// The copy in `Vectors/` (used when no `shared/` is above the checkout) is the shared file.
+    @Test func ownCopyMatchesTheSharedFile() throws {
+        let copy = TestFiles.testDirectory.appendingPathComponent("Vectors/noise-xk-vectors.json")
+        let ours = try Data(contentsOf: copy)
+        #expect(!ours.isEmpty)
+        if let shared = TestFiles.sharedAbove("vectors/noise-xk-vectors.json") {
+            #expect(try Data(contentsOf: shared) == ours)
+        }
+    }
+
     @Test func fileHoldsTheFourXKVectors() throws {
         let names = try Self.load().map(\.protocolName)
         #expect(
