@@ -116,9 +116,11 @@ extension RelayCore {
         else { return RelayHTTP.error(400, "bad verifier") }
         // The token is checked first and taken last: a registration refused for its assertion
         // leaves it usable for a retry with a fresh one.
-        guard let token = RelayJSON.bytes(tokenValue),
-            let keyID = try store.peekSecret(.registrationToken, digest: SHA256.hash(token), room: name, now: now)
-        else { return RelayHTTP.error(403, "bad token") }
+        guard let token = RelayJSON.bytes(tokenValue) else { return RelayHTTP.error(403, "bad token") }
+        let tokenDigest = SHA256.hash(token)
+        guard let keyID = try store.peekSecret(.registrationToken, digest: tokenDigest, room: name, now: now) else {
+            return RelayHTTP.error(403, "bad token")
+        }
         if configuration.attestationRequired {
             guard let challenge = RelayJSON.bytes(object["challenge"]),
                 let assertion = RelayJSON.bytes(object["assertion"]),
@@ -133,7 +135,7 @@ extension RelayCore {
                 return RelayHTTP.error(403, "bad assertion")
             }
         }
-        guard try store.takeSecret(.registrationToken, digest: SHA256.hash(token), room: name, now: now) != nil else {
+        guard try store.takeSecret(.registrationToken, digest: tokenDigest, room: name, now: now) != nil else {
             return RelayHTTP.error(403, "bad token")
         }
         guard try store.registerVerifier(verifier, room: name, now: now) else {

@@ -205,13 +205,14 @@ public final class RelayCore {
                     // Checked now, taken only once every other check has passed: a refused
                     // attempt does not use the ticket up.
                     guard let bytes = RelayJSON.bytes(ticket) else { return refuse(connection, .badTicket) }
+                    let digest = SHA256.hash(bytes)
                     do {
                         guard
                             let key = try store.peekSecret(
-                                .ticket, digest: SHA256.hash(bytes), room: room.name, now: clock.unixSeconds)
+                                .ticket, digest: digest, room: room.name, now: clock.unixSeconds)
                         else { return refuse(connection, .badTicket) }
                         attestedKey = key
-                        ticketDigest = SHA256.hash(bytes)
+                        ticketDigest = digest
                     } catch {
                         return fail(connection, error)
                     }
