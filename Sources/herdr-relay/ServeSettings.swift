@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Glibc
 import PeerGate
+import RelayClient
 import RelayServer
 import RelayStorage
 import TLS
@@ -31,12 +32,14 @@ struct ServeSettings: Sendable {
         guard let origin = value("origin", "RELAY_ORIGIN") else {
             throw arguments.usageError("--origin is required: the https://host[:port] clients use to reach this relay")
         }
-        guard let canonical = Self.canonicalOrigin(origin) else {
+        // The same parsing clients use, so the origin they sign is the one the relay checks.
+        do throws(RelayClientError) {
+            self.origin = try RelayEndpoint(parsing: origin).origin
+        } catch {
             throw arguments.usageError(
-                "--origin must be https://host[:port] (or http:// for a loopback test) with no path, query or user, got \(origin)"
+                "--origin must be https://host[:port] (or http:// for a loopback test) with no path, query or user: \(error)"
             )
         }
-        self.origin = canonical
         databasePath = value("db", "RELAY_DB") ?? Self.defaultDatabasePath(environment)
         certificateFile = value("tls-cert", "RELAY_TLS_CERT")
         keyFile = value("tls-key", "RELAY_TLS_KEY")
@@ -53,20 +56,6 @@ struct ServeSettings: Sendable {
         let attest =
             arguments.wasGiven("attest-required") ? arguments.string("attest-required") : environment["ATTEST_REQUIRED"]
         attestationRequired = RelayConfiguration.attestationRequired(setting: attest)
-    }
-
-    /// scheme://host[:port] lowercased, default port dropped; nil for anything with a path,
-    /// query, fragment or user info.
-    static func canonicalOrigin(_ text: String) -> String? {
-        guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(),
-            scheme == "https" || scheme == "http", let host = url.host?.lowercased(), !host.isEmpty,
-            url.user == nil, url.password == nil, url.query == nil, url.fragment == nil,
-            url.path.isEmpty || url.path == "/"
-        else { return nil }
-        let defaultPort = scheme == "https" ? 443 : 80
-        let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        if let port = url.port, port != defaultPort { return "\(scheme)://\(hostPart):\(port)" }
-        return "\(scheme)://\(hostPart)"
     }
 
     static func defaultDatabasePath(_ environment: [String: String]) -> String {
