@@ -18,7 +18,8 @@ struct PairBenchmarks {
                 ?? CommandLine.arguments[0]
         ).deletingLastPathComponent()
         let client = directory.appendingPathComponent("herdr-remote").path
-        let helper = directory.appendingPathComponent("herdr-pair").path
+        // Run as the test user: it must lie on a path that user can traverse.
+        let helper = try UserRunnableCopy.of(directory.appendingPathComponent("herdr-pair").path)
         var pairings: [Double] = []
         var sshAttaches: [Double] = []
         for index in 0..<runs {

@@ -80,11 +80,13 @@ final class PairFixture: @unchecked Sendable {
         ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--init-groups", "--"]
     }
 
-    /// The herdr-pair binary built beside this test bundle.
+    /// The herdr-pair binary built beside this test bundle, copied where the test user can run it
+    /// (see `UserRunnableCopy`).
     static var executable: String {
         let me =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("herdr-pair").path
+        let built = URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("herdr-pair").path
+        return (try? UserRunnableCopy.of(built)) ?? built
     }
 
     // MARK: The phone's side, through OpenSSH

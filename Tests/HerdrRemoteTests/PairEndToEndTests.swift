@@ -9,9 +9,11 @@ import Testing
 /// in the root namespace scanning its code, approval answered on the helper, then the attach.
 @Suite("Pairing end to end: herdr-remote pair with herdr-pair")
 struct PairEndToEndTests {
+    /// The herdr-pair built beside herdr-remote, copied where the test user can run it.
     static var herdrPair: String {
-        URL(fileURLWithPath: CLIHarness.executable).deletingLastPathComponent().appendingPathComponent("herdr-pair")
-            .path
+        let built = URL(fileURLWithPath: CLIHarness.executable).deletingLastPathComponent()
+            .appendingPathComponent("herdr-pair").path
+        return (try? UserRunnableCopy.of(built)) ?? built
     }
 
     @Test("pairs, pins the host key, saves the host and attaches to the tmux-backed session")
