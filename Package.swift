@@ -57,13 +57,15 @@ let package = Package(
         // The relay protocol's client side: admission as mac or phone, splice, keepalive, reconnect, HTTP endpoints.
         .target(name: "RelayClient", dependencies: ["RelayProtocol", "WebWire", "TLS", "HerdrCrypto", "CSystem"]),
         .executableTarget(
-            name: "herdr-relay", dependencies: ["RelayServer", "RelayStorage", "RelayClient", "CLISupport", "HerdrCrypto"]),
+            name: "herdr-relay",
+            dependencies: ["RelayServer", "RelayStorage", "RelayClient", "CLISupport", "HerdrCrypto"]),
         .executableTarget(name: "herdr-pair", dependencies: ["HerdrHost", "HerdrKit", "HerdrCrypto", "CLISupport"]),
         // Performance targets beside their anchors (OpenSSH, openssl speed, raw sockets): `make bench`.
         .executableTarget(
             name: "herdr-bench",
             dependencies: [
-                "HerdrKit", "SSHClient", "TestSupport", "Noise", "Companion", "RelayServer", "RelayStorage", "RelayProtocol",
+                "HerdrKit", "SSHClient", "TestSupport", "Noise", "Companion", "RelayServer", "RelayStorage",
+                "RelayProtocol",
                 "CSystem",
             ],
             path: "Benchmarks/herdr-bench"),
@@ -90,6 +92,7 @@ let package = Package(
         .testTarget(
             name: "RelayClientTests",
             dependencies: ["RelayClient", "RelayServer", "RelayStorage", "RelayProtocol", "TestSupport"]),
-        .testTarget(name: "HerdrRelayTests", dependencies: ["herdr-relay", "HerdrCrypto", "RelayProtocol", "TestSupport"]),
+        .testTarget(
+            name: "HerdrRelayTests", dependencies: ["herdr-relay", "HerdrCrypto", "RelayProtocol", "TestSupport"]),
     ]
 )

@@ -19,8 +19,14 @@ public struct RelayHTTPResponse: Hashable, Sendable {
     public var json: [String: Any]? { RelayJSON.object(body) }
     /// `{"ok":true,…}` with status 200.
     public var isOK: Bool { status == 200 && RelayJSON.boolean(json?["ok"]) == true }
-    /// The `error` of `{"ok":false,"error":X}`.
-    public var errorText: String? { json?["error"] as? String }
+    /// The `error` of `{"ok":false,"error":X}`, or a short plain-text body (the relay's own
+    /// refusals, `bad room` or `rate limited`, are plain text, as upstream's are).
+    public var errorText: String? {
+        if let json { return json["error"] as? String }
+        guard !body.isEmpty, body.count <= 200, let text = String(validating: body, as: UTF8.self) else { return nil }
+        let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return line.isEmpty || line.contains(where: { $0.isNewline }) ? nil : line
+    }
     /// "403 already registered", or the status line's reason when the body says nothing.
     public var summary: String { "\(status) \(errorText ?? reason)" }
 }

@@ -242,6 +242,8 @@ public final class RelayLink: Sendable {
         case RelayClose.roomExpired.reason: .stop(.needsRepairing(close.reason))
         case AdmissionError.badSignature.rawValue, AdmissionError.signatureRequired.rawValue:
             .stop(.needsRepairing(close.reason))
+        // A Hello the relay cannot read is closed without a Result; sending it again cannot help.
+        case AdmissionError.badHello.rawValue: .stop(.refused(close.reason))
         default: .retry(reason: "relay closed: \(close)")
         }
     }

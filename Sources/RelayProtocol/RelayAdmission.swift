@@ -18,20 +18,34 @@ public struct RelayHello: Hashable, Sendable {
         "{\"v\":1,\"role\":\"\(role.rawValue)\"" + (nonDisplacing ? ",\"nonDisplacing\":true}" : "}")
     }
 
-    /// Nil for anything but a JSON object with `v` exactly 1 and a known role (`bad hello`).
-    /// Unknown extra fields are ignored, so a later client may add some.
-    public static func parse(_ text: String) -> RelayHello? {
-        guard let object = RelayJSON.object(text), RelayJSON.integer(object["v"]) == version,
-            let roleText = object["role"] as? String, let role = RelayRole(rawValue: roleText)
-        else { return nil }
-        let nonDisplacing: Bool
-        switch object["nonDisplacing"] {
-        case nil: nonDisplacing = false
-        case let value?:
-            guard let flag = RelayJSON.boolean(value) else { return nil }
-            nonDisplacing = flag
+    /// What a relay makes of a Hello frame, as the original relay reads it: `v` must be exactly the
+    /// number 1 and `role` a known role; other fields are ignored, and `nonDisplacing` counts only
+    /// when it is exactly `true`.
+    public enum Reading: Hashable, Sendable {
+        case hello(RelayHello)
+        /// Not JSON, or JSON without a valid `v` and `role` (`bad hello`).
+        case malformed
+        /// The JSON `null`, on which the original relay's handler fails (`internal error`).
+        case null
+    }
+
+    public static func read(_ text: String) -> Reading {
+        switch RelayJSON.value(text) {
+        case .invalid: return .malformed
+        case .null: return .null
+        case .other: return .malformed
+        case .object(let object):
+            guard RelayJSON.integer(object["v"]) == version, let roleText = object["role"] as? String,
+                let role = RelayRole(rawValue: roleText)
+            else { return .malformed }
+            return .hello(RelayHello(role: role, nonDisplacing: RelayJSON.boolean(object["nonDisplacing"]) == true))
         }
-        return RelayHello(role: role, nonDisplacing: nonDisplacing)
+    }
+
+    /// The Hello in `text`, or nil for anything `read` does not call a Hello.
+    public static func parse(_ text: String) -> RelayHello? {
+        if case .hello(let hello) = read(text) { return hello }
+        return nil
     }
 }
 
@@ -67,19 +81,23 @@ public enum RelayProof: Hashable, Sendable {
         }
     }
 
-    /// Nil (`bad proof`) for anything but an object with at most one of `sig` (valid base64) and
-    /// `ticket` (a string). Other fields are ignored.
-    public static func parse(_ text: String) -> RelayProof? {
-        guard let object = RelayJSON.object(text) else { return nil }
-        switch (object["sig"], object["ticket"]) {
-        case (nil, nil): return .empty
-        case (let sig?, nil):
-            guard let signature = RelayJSON.bytes(sig) else { return nil }
-            return .signature(signature)
-        case (nil, let ticket?):
-            guard let text = ticket as? String else { return nil }
-            return .ticket(text)
-        default: return nil
+    /// A Proof as the relay receives it: which credential fields it carries, read as the original
+    /// relay reads them (a field counts only when it is a string; anything else is as if absent).
+    public enum Presented: Hashable, Sendable {
+        /// Not JSON (`bad proof`).
+        case unparseable
+        /// The JSON `null`, on which the original relay's handler fails wherever it reads a field.
+        case null
+        /// Any other JSON value; non-objects carry no fields.
+        case fields(signature: String?, ticket: String?)
+    }
+
+    public static func presented(_ text: String) -> Presented {
+        switch RelayJSON.value(text) {
+        case .invalid: .unparseable
+        case .null: .null
+        case .other: .fields(signature: nil, ticket: nil)
+        case .object(let object): .fields(signature: object["sig"] as? String, ticket: object["ticket"] as? String)
         }
     }
 }
@@ -111,6 +129,27 @@ public enum RelayResult: Hashable, Sendable {
 
 /// The small JSON vocabulary of the admission frames and HTTP bodies, strict about types.
 public enum RelayJSON {
+    /// A JSON text, as far as the relay's readers care.
+    public enum Value {
+        case invalid
+        case null
+        case object([String: Any])
+        /// An array, string, number or boolean.
+        case other
+    }
+
+    /// Any JSON text, scalars included.
+    public static func value(_ text: String) -> Value { value(Array(text.utf8)) }
+
+    public static func value(_ bytes: [UInt8]) -> Value {
+        guard let value = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) else {
+            return .invalid
+        }
+        if value is NSNull { return .null }
+        if let object = value as? [String: Any] { return .object(object) }
+        return .other
+    }
+
     /// The JSON object in `text`, or nil for anything else (arrays, scalars, bad JSON).
     public static func object(_ text: String) -> [String: Any]? {
         object(Array(text.utf8))

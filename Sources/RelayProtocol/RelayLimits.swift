@@ -31,6 +31,10 @@ public enum RelayLimits {
     public static let upgradesPerMinute = 120
     /// Per client address: open sockets.
     public static let socketsPerAddress = 64
+    /// WebSockets one relay process holds at most (upstream's single-process cap).
+    public static let maximumSockets = 200_000
+    /// Rooms with sockets one relay process holds at most.
+    public static let maximumRooms = 200_000
     /// Per client address: `/attest*` requests per minute.
     public static let attestRequestsPerMinute = 30
     /// The relay pings every this many seconds and drops a socket that did not answer the last one.

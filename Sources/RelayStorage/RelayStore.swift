@@ -8,17 +8,19 @@ public struct RoomRecord: Sendable, Hashable {
     /// Unix seconds of the last authenticated use (a signed join, a park, a registration). Rooms idle
     /// for 30 days are reaped.
     public var lastActivity: Int64
-    /// The day (Unix seconds / 86 400) `quotaBytes` counts for.
-    public var quotaDay: Int64
-    /// Bytes spliced in this room on `quotaDay`.
+    /// Unix seconds when the room's current 24-hour quota window began (its first counted byte
+    /// after the previous window ended, as upstream's rolling window does); 0 when none has.
+    public var quotaWindowStart: Int64
+    /// Bytes spliced in this room since `quotaWindowStart`.
     public var quotaBytes: Int64
 
-    public init(name: String, verifier: [UInt8]? = nil, lastActivity: Int64, quotaDay: Int64 = 0, quotaBytes: Int64 = 0)
-    {
+    public init(
+        name: String, verifier: [UInt8]? = nil, lastActivity: Int64, quotaWindowStart: Int64 = 0, quotaBytes: Int64 = 0
+    ) {
         self.name = name
         self.verifier = verifier
         self.lastActivity = lastActivity
-        self.quotaDay = quotaDay
+        self.quotaWindowStart = quotaWindowStart
         self.quotaBytes = quotaBytes
     }
 

@@ -7,7 +7,8 @@ import Glibc
 ///   `-shm` files it creates the main file's mode, so they are 0600 as well. An existing file's mode
 ///   is left as the operator set it.
 /// - The schema is versioned with `PRAGMA user_version` (`schemaVersion`). A file of an unknown
-///   version (one a newer relay wrote) is refused before anything is written to it.
+///   version (one a newer relay wrote) is refused before anything is written to it; a file of an
+///   older version is brought up to date in one transaction when opened.
 /// - A secret is valid while `now < expires`: at its `expires` second it is expired.
 /// - A room is idle, and reaped, when `lastActivity < idleBefore`.
 /// - `":memory:"` opens a private in-memory database (no file, no WAL), for tests.
@@ -15,7 +16,7 @@ import Glibc
 /// One owner at a time (the connection is opened `SQLITE_OPEN_NOMUTEX`); not `Sendable`.
 public final class SQLiteRelayStore: RelayStore {
     /// The `PRAGMA user_version` this code writes and reads.
-    public static let schemaVersion: Int64 = 1
+    public static let schemaVersion: Int64 = 2
 
     public let path: String
     private let connection: SQLiteConnection
@@ -40,6 +41,7 @@ public final class SQLiteRelayStore: RelayStore {
             let version = try Self.userVersion(connection, operation)
             try Self.checkVersion(version, path: path)
             if version == 0 { try connection.executeScript(Self.schema, "create schema in \(path)") }
+            if version == 1 { try connection.executeScript(Self.migrationFrom1, "upgrade the schema of \(path)") }
         }
         self.path = path
         self.connection = connection
@@ -50,7 +52,7 @@ public final class SQLiteRelayStore: RelayStore {
             name TEXT NOT NULL PRIMARY KEY,
             verifier BLOB NULL,
             last_activity INTEGER NOT NULL,
-            quota_day INTEGER NOT NULL,
+            quota_window_start INTEGER NOT NULL,
             quota_bytes INTEGER NOT NULL
         ) WITHOUT ROWID;
         CREATE TABLE secrets (
@@ -63,7 +65,15 @@ public final class SQLiteRelayStore: RelayStore {
         ) WITHOUT ROWID;
         CREATE INDEX secrets_room_kind ON secrets (room, kind);
         CREATE INDEX secrets_expires ON secrets (expires);
-        PRAGMA user_version = 1;
+        PRAGMA user_version = 2;
+        """
+
+    /// Version 1 counted quotas per UTC day (`quota_day`, days since 1970); version 2 keeps the
+    /// start of a rolling 24-hour window. A day's first second is a fair start for its window.
+    private static let migrationFrom1 = """
+        ALTER TABLE rooms RENAME COLUMN quota_day TO quota_window_start;
+        UPDATE rooms SET quota_window_start = quota_window_start * 86400;
+        PRAGMA user_version = 2;
         """
 
     private static func userVersion(_ connection: SQLiteConnection, _ operation: String) throws(RelayStoreError)
@@ -75,7 +85,7 @@ public final class SQLiteRelayStore: RelayStore {
     }
 
     private static func checkVersion(_ version: Int64, path: String) throws(RelayStoreError) {
-        guard version == 0 || version == schemaVersion else {
+        guard version >= 0 && version <= schemaVersion else {
             throw RelayStoreError(
                 "SQLite open failed for \(path): schema version \(version) is unknown (this relay knows "
                     + "\(schemaVersion)); a newer relay probably wrote it. The file was left untouched.")
@@ -100,12 +110,12 @@ public final class SQLiteRelayStore: RelayStore {
     public func room(named name: String) throws(RelayStoreError) -> RoomRecord? {
         var record: RoomRecord?
         try connection.query(
-            "SELECT verifier, last_activity, quota_day, quota_bytes FROM rooms WHERE name = ?1", "room",
+            "SELECT verifier, last_activity, quota_window_start, quota_bytes FROM rooms WHERE name = ?1", "room",
             .text(name)
         ) { row in
             record = RoomRecord(
                 name: name, verifier: row.isNull(0) ? nil : row.blob(0), lastActivity: row.integer(1),
-                quotaDay: row.integer(2), quotaBytes: row.integer(3))
+                quotaWindowStart: row.integer(2), quotaBytes: row.integer(3))
         }
         return record
     }
@@ -113,12 +123,12 @@ public final class SQLiteRelayStore: RelayStore {
     public func save(_ room: RoomRecord) throws(RelayStoreError) {
         try connection.execute(
             """
-            INSERT INTO rooms (name, verifier, last_activity, quota_day, quota_bytes) VALUES (?1, ?2, ?3, ?4, ?5)
+            INSERT INTO rooms (name, verifier, last_activity, quota_window_start, quota_bytes) VALUES (?1, ?2, ?3, ?4, ?5)
             ON CONFLICT (name) DO UPDATE SET verifier = excluded.verifier, last_activity = excluded.last_activity,
-                quota_day = excluded.quota_day, quota_bytes = excluded.quota_bytes
+                quota_window_start = excluded.quota_window_start, quota_bytes = excluded.quota_bytes
             """, "save",
             .text(room.name), room.verifier.map { .blob($0) } ?? .null, .integer(room.lastActivity),
-            .integer(room.quotaDay), .integer(room.quotaBytes))
+            .integer(room.quotaWindowStart), .integer(room.quotaBytes))
     }
 
     public func registerVerifier(_ verifier: [UInt8], room name: String, now: Int64) throws(RelayStoreError) -> Bool {
@@ -126,7 +136,7 @@ public final class SQLiteRelayStore: RelayStore {
         // change count says whether it did.
         let changed = try connection.execute(
             """
-            INSERT INTO rooms (name, verifier, last_activity, quota_day, quota_bytes) VALUES (?1, ?2, ?3, 0, 0)
+            INSERT INTO rooms (name, verifier, last_activity, quota_window_start, quota_bytes) VALUES (?1, ?2, ?3, 0, 0)
             ON CONFLICT (name) DO UPDATE SET verifier = excluded.verifier, last_activity = excluded.last_activity
             WHERE rooms.verifier IS NULL
             """, "registerVerifier", .text(name), .blob(verifier), .integer(now))

@@ -1,28 +1,34 @@
 /// What `WebSocketStreamDecoder` finds in the bytes it is given.
 public enum WebSocketStreamEvent {
-    /// A frame of a binary message begins: `opcode` is `.binary` or `.continuation`, `length` its
-    /// payload size. Its payload follows in `binaryPayload` events, then `binaryFrameEnd`.
-    case binaryFrameStart(opcode: WebSocketOpcode, fin: Bool, length: Int)
-    /// Unmasked payload bytes of the current binary frame; valid only during the call.
-    case binaryPayload(UnsafeRawBufferPointer)
-    case binaryFrameEnd
-    /// A complete text message or control frame, as `WebSocketFrameDecoder` gives them.
+    /// A frame of a streamed data message begins: `opcode` is `.binary`, `.text` or `.continuation`,
+    /// `length` its payload size. Its payload follows in `dataPayload` events, then `dataFrameEnd`.
+    case dataFrameStart(opcode: WebSocketOpcode, fin: Bool, length: Int)
+    /// Unmasked payload bytes of the current streamed frame; valid only during the call.
+    case dataPayload(UnsafeRawBufferPointer)
+    case dataFrameEnd
+    /// A complete assembled text message or control frame, as `WebSocketFrameDecoder` gives them.
     case message(WebSocketMessage)
 }
 
-/// A cut-through RFC 6455 decoder for relays: binary payload is never assembled. It is unmasked
-/// in place in the caller's buffer and handed out chunk by chunk as it arrives, so a relay can
-/// forward a frame while it is still arriving, with no copy and no per-message allocation. Text
-/// messages and control frames are assembled (they are small: bounded by `maximumMessageSize`
-/// and 125 bytes) and checked exactly as `WebSocketFrameDecoder` checks them, with the same
-/// header rules (`WebSocketFrameHeader`).
+/// A cut-through RFC 6455 decoder for relays: binary payload (and, with `streamsText`, text
+/// payload) is never assembled. It is unmasked in place in the caller's buffer and handed out
+/// chunk by chunk as it arrives, so a relay can forward a frame while it is still arriving, with
+/// no copy and no per-message allocation. Streamed text is checked for UTF-8 as it passes (a chunk
+/// holding an invalid byte is not handed out). Control frames, and text messages while
+/// `streamsText` is off, are assembled (they are small: bounded by 125 bytes and
+/// `maximumMessageSize`) and checked exactly as `WebSocketFrameDecoder` checks them, with the
+/// same header rules (`WebSocketFrameHeader`).
 ///
-/// A class, owned by one thread: the handler may change `maximumMessageSize` (a relay raises it
-/// when admission succeeds) and the change applies from the next frame header of the same call.
+/// A class, owned by one thread: the handler may change `maximumMessageSize` and `streamsText` (a
+/// relay raises the one and turns on the other when admission succeeds); a change applies from
+/// the next message's first frame header, even within the same call.
 public final class WebSocketStreamDecoder {
     public let role: WebSocketRole
     /// Largest data message (all fragments), checked against each frame header; may change any time.
     public var maximumMessageSize: Int
+    /// Whether text messages are streamed like binary ones (`dataFrameStart`…) instead of
+    /// assembled into `.message(.text)`.
+    public var streamsText = false
 
     /// A header split across reads (at most 14 bytes).
     private var partialHeader: [UInt8] = []
@@ -31,6 +37,10 @@ public final class WebSocketStreamDecoder {
     private var messageOpcode: WebSocketOpcode?
     /// Payload bytes of the data message in progress (all its frames so far).
     private var messageSize = 0
+    /// Whether the data message in progress is streamed (decided at its first frame).
+    private var messageStreamed = false
+    /// The streamed text message in progress, checked as it passes.
+    private var textValidator = UTF8StreamValidator()
     /// A text message or control frame being assembled.
     private var text: [UInt8] = []
     private var control: [UInt8] = []
@@ -42,7 +52,7 @@ public final class WebSocketStreamDecoder {
         var maskKey: UInt32?
         var remaining: Int
         var phase: Int
-        /// Payload handed out as `binaryPayload` (binary messages), not assembled.
+        /// Payload handed out as `dataPayload`, not assembled.
         var streamed: Bool
     }
 
@@ -55,8 +65,8 @@ public final class WebSocketStreamDecoder {
     /// Bytes held for an incomplete text message, control frame or header.
     public var bufferedByteCount: Int { partialHeader.count + text.count + control.count }
 
-    /// True while a binary frame's payload is still arriving.
-    public var isInsideBinaryFrame: Bool { frame?.streamed == true }
+    /// True while a streamed frame's payload is still arriving.
+    public var isInsideStreamedFrame: Bool { frame?.streamed == true }
 
     /// Decodes `bytes` in place (payload is unmasked where it lies), calling `handler` for each
     /// event in order. `handler` returns false to stop: the rest of `bytes` is dropped and the
@@ -89,7 +99,7 @@ public final class WebSocketStreamDecoder {
                 guard var current = frame else { continue }
                 if current.streamed {
                     guard
-                        handler(.binaryFrameStart(opcode: current.opcode, fin: current.fin, length: current.remaining))
+                        handler(.dataFrameStart(opcode: current.opcode, fin: current.fin, length: current.remaining))
                     else { return }
                 }
                 if current.remaining == 0 {
@@ -110,7 +120,10 @@ public final class WebSocketStreamDecoder {
             current.phase = (current.phase + take) & 3
             frame = current.remaining == 0 ? nil : current
             if current.streamed {
-                guard handler(.binaryPayload(UnsafeRawBufferPointer(chunk))) else { return }
+                if messageOpcode == .text {
+                    guard textValidator.feed(UnsafeRawBufferPointer(chunk)) else { throw Self.invalidText }
+                }
+                guard handler(.dataPayload(UnsafeRawBufferPointer(chunk))) else { return }
             } else if current.opcode.isControl {
                 control.append(contentsOf: chunk)
             } else {
@@ -159,21 +172,28 @@ public final class WebSocketStreamDecoder {
         if header.opcode == .text || header.opcode == .binary {
             messageOpcode = header.opcode
             messageSize = 0
+            messageStreamed = header.opcode == .binary || streamsText
+            textValidator = UTF8StreamValidator()
         }
         if !header.opcode.isControl { messageSize += header.length }
-        let streamed = !header.opcode.isControl && messageOpcode == .binary
+        let streamed = !header.opcode.isControl && messageStreamed
         frame = Frame(
             opcode: header.opcode, fin: header.fin, maskKey: header.maskKey, remaining: header.length, phase: 0,
             streamed: streamed)
     }
 
-    /// A frame's payload is complete: end a binary frame, or deliver a text message or control frame.
+    /// A frame's payload is complete: end a streamed frame, or deliver a text message or control
+    /// frame.
     private func finish(
         _ frame: Frame, _ handler: (WebSocketStreamEvent) -> Bool
     ) throws(WebSocketProtocolError) -> Bool {
         if frame.streamed {
-            if frame.fin { messageOpcode = nil }
-            return handler(.binaryFrameEnd)
+            if frame.fin {
+                // A text message must not end inside a character.
+                if messageOpcode == .text && !textValidator.isAtCharacterBoundary { throw Self.invalidText }
+                messageOpcode = nil
+            }
+            return handler(.dataFrameEnd)
         }
         switch frame.opcode {
         case .ping:
@@ -192,11 +212,11 @@ public final class WebSocketStreamDecoder {
             let payload = text
             text = []
             // The whole message is validated: a character may straddle fragments.
-            guard let string = String(validating: payload, as: UTF8.self) else {
-                throw WebSocketProtocolError(
-                    closeCode: WebSocketCloseCode.invalidPayload, reason: "text message is not valid UTF-8")
-            }
+            guard let string = String(validating: payload, as: UTF8.self) else { throw Self.invalidText }
             return handler(.message(.text(string)))
         }
     }
+
+    private static let invalidText = WebSocketProtocolError(
+        closeCode: WebSocketCloseCode.invalidPayload, reason: "text message is not valid UTF-8")
 }

@@ -14,13 +14,22 @@ enum ServeCommand {
         name: "serve",
         abstract: "Run the relay.",
         discussion: """
-            Every option can also come from the environment: RELAY_LISTEN, RELAY_ORIGIN, RELAY_DB, \
-            RELAY_TLS_CERT, RELAY_TLS_KEY, RELAY_TRUST_PROXY=1, and ATTEST_REQUIRED. Attestation fails \
-            closed: only ATTEST_REQUIRED=false (exactly) turns it off, as a self-hosted relay needs, \
-            since this relay has no App Attest verifier built in.
+            Every option can also come from the environment, with the original relay's names so its \
+            env file works unchanged: RELAY_ORIGIN, RELAY_HOST and RELAY_PORT (or RELAY_LISTEN), \
+            RELAY_DB, RELAY_TLS_CERT, RELAY_TLS_KEY, RELAY_TRUST_PROXY=true, RELAY_TRUST_CLOUDFLARE=true, \
+            RELAY_TRUSTED_HOPS, RELAY_LOG=true, ATTEST_REQUIRED, and each limit's variable below. A flag \
+            wins over its variable; an empty variable counts as unset; a value that cannot be parsed \
+            stops the relay before it starts (exit 64).
 
-            Without --tls-cert the relay speaks plain WebSocket, and then only on a loopback address, \
-            behind a TLS-terminating proxy (use --trust-proxy so per-address limits see the clients).
+            Attestation fails closed: only ATTEST_REQUIRED=false (exactly) turns it off, as a \
+            self-hosted relay needs, since this relay has no App Attest verifier built in.
+
+            Without --tls-cert the relay speaks plain WebSocket: on a loopback address, or on any \
+            address behind a TLS-terminating proxy that --trust-proxy or --trust-cloudflare names, \
+            so per-address limits see the clients rather than the proxy.
+
+            The relay logs no room names and no client addresses; event lines (a room established, \
+            rooms reaped) only with --log (RELAY_LOG=true), failures always.
             """,
         options: [
             OptionSpec(
@@ -36,9 +45,17 @@ enum ServeCommand {
             OptionSpec(
                 "attest-required", valueName: "value",
                 help: "Overrides ATTEST_REQUIRED; only `false` disables attestation."),
-        ],
+            OptionSpec(
+                "trusted-hops", valueName: "n",
+                help: "Appending proxies in front: X-Forwarded-For is read this many from the right.",
+                defaultValue: "1"),
+        ] + LimitSetting.all.map(\.option),
         flags: [
-            FlagSpec("trust-proxy", help: "Take client addresses from X-Forwarded-For when the peer is loopback.")
+            FlagSpec("trust-proxy", help: "Take client addresses from X-Forwarded-For (a proxy in front sets it)."),
+            FlagSpec(
+                "trust-cloudflare",
+                help: "Take client addresses from CF-Connecting-IP, then X-Forwarded-For (Cloudflare in front)."),
+            FlagSpec("log", help: "Log events (a room established, rooms reaped); never names or addresses."),
         ],
         exitCodes: [.success, .failure, .usage, .unavailable],
         handler: { arguments in

@@ -8,7 +8,9 @@ import RelayServer
 import RelayStorage
 import TLS
 
-/// `serve`'s options, checked before anything starts.
+/// `serve`'s options, checked before anything starts. Each comes from its flag, else from its
+/// environment variable (the original relay's names, so its env file works unchanged), else its
+/// default. An empty variable counts as unset; a value that cannot be parsed is a usage error.
 struct ServeSettings: Sendable {
     var bindAddress: String
     var port: UInt16
@@ -16,21 +18,33 @@ struct ServeSettings: Sendable {
     var databasePath: String
     var certificateFile: String?
     var keyFile: String?
-    var trustProxy: Bool
+    var clientAddress: ClientAddressSource
     var attestationRequired: Bool
+    /// Whether event lines are logged (`RELAY_LOG`); failures always are.
+    var logsEvents: Bool
+    /// The limits given, with their values.
+    var limits: [(setting: LimitSetting, value: Int64)]
 
     init(_ arguments: ParsedArguments, environment: [String: String]) throws(UsageError) {
-        func value(_ option: String, _ variable: String) -> String? {
-            arguments.wasGiven(option) ? arguments.string(option) : environment[variable] ?? arguments.string(option)
+        func variable(_ name: String) -> String? {
+            guard let value = environment[name], !value.isEmpty else { return nil }
+            return value
         }
-        let listen = value("listen", "RELAY_LISTEN") ?? "127.0.0.1:8787"
-        guard let (host, port) = HostPort.split(listen), IPAddress(numeric: host) != nil else {
-            throw arguments.usageError("--listen must be address:port with a numeric address, got \(listen)")
+        func value(_ option: String, _ name: String) -> String? {
+            arguments.wasGiven(option) ? arguments.string(option) : variable(name) ?? arguments.string(option)
         }
-        bindAddress = host
-        self.port = port
+        func boolean(_ flag: String, _ name: String) throws(UsageError) -> Bool {
+            if arguments.flag(flag) { return true }
+            switch variable(name) {
+            case nil, "false", "0": return false
+            case "true", "1": return true
+            case let other?: throw arguments.usageError("\(name) must be true or false, got \"\(other)\"")
+            }
+        }
+        (bindAddress, port) = try Self.listenAddress(arguments, variable)
         guard let origin = value("origin", "RELAY_ORIGIN") else {
-            throw arguments.usageError("--origin is required: the https://host[:port] clients use to reach this relay")
+            throw arguments.usageError(
+                "--origin (or RELAY_ORIGIN) is required: the https://host[:port] clients use to reach this relay")
         }
         // The same parsing clients use, so the origin they sign is the one the relay checks.
         do throws(RelayClientError) {
@@ -46,16 +60,78 @@ struct ServeSettings: Sendable {
         guard (certificateFile == nil) == (keyFile == nil) else {
             throw arguments.usageError("--tls-cert and --tls-key go together")
         }
-        trustProxy = arguments.flag("trust-proxy") || environment["RELAY_TRUST_PROXY"] == "1"
-        let loopback = PeerKind(peer: bindAddress) == .loopback
-        if certificateFile == nil && !loopback {
+        let trustProxy = try boolean("trust-proxy", "RELAY_TRUST_PROXY")
+        let trustCloudflare = try boolean("trust-cloudflare", "RELAY_TRUST_CLOUDFLARE")
+        guard !(trustProxy && trustCloudflare) else {
             throw arguments.usageError(
-                "plain WebSocket only on a loopback address (behind a TLS proxy); give --tls-cert and --tls-key to listen on \(bindAddress)"
+                "trust one proxy header: --trust-proxy (RELAY_TRUST_PROXY) or --trust-cloudflare (RELAY_TRUST_CLOUDFLARE), not both"
+            )
+        }
+        var hops = 1
+        if let text = value("trusted-hops", "RELAY_TRUSTED_HOPS") {
+            guard let parsed = Int(text), (1...16).contains(parsed) else {
+                throw arguments.usageError("--trusted-hops (RELAY_TRUSTED_HOPS) must be 1 to 16, got \"\(text)\"")
+            }
+            hops = parsed
+        }
+        clientAddress = trustCloudflare ? .cloudflare(hops: hops) : trustProxy ? .forwardedFor(hops: hops) : .peer
+        if certificateFile == nil && PeerKind(peer: bindAddress) != .loopback && !clientAddress.isBehindProxy {
+            throw arguments.usageError(
+                "plain WebSocket only on a loopback address or behind a proxy (--trust-proxy, --trust-cloudflare); give --tls-cert and --tls-key to listen on \(bindAddress)"
             )
         }
         let attest =
             arguments.wasGiven("attest-required") ? arguments.string("attest-required") : environment["ATTEST_REQUIRED"]
         attestationRequired = RelayConfiguration.attestationRequired(setting: attest)
+        logsEvents = try boolean("log", "RELAY_LOG")
+        var limits: [(LimitSetting, Int64)] = []
+        for setting in LimitSetting.all {
+            if arguments.wasGiven(setting.flag), let text = arguments.string(setting.flag) {
+                limits.append((setting, try setting.parse(text, from: "--\(setting.flag)", arguments)))
+            } else if let text = variable(setting.variable) {
+                limits.append((setting, try setting.parse(text, from: setting.variable, arguments)))
+            }
+        }
+        self.limits = limits
+    }
+
+    /// `--listen`, else `RELAY_LISTEN`, else upstream's `RELAY_HOST` and `RELAY_PORT` (or `PORT`),
+    /// defaulting to 127.0.0.1:8787 as upstream does.
+    private static func listenAddress(_ arguments: ParsedArguments, _ variable: (String) -> String?) throws(UsageError)
+        -> (String, UInt16)
+    {
+        let listen: String
+        if arguments.wasGiven("listen"), let given = arguments.string("listen") {
+            listen = given
+        } else if let given = variable("RELAY_LISTEN") {
+            guard variable("RELAY_HOST") == nil && variable("RELAY_PORT") == nil else {
+                throw arguments.usageError("RELAY_LISTEN and RELAY_HOST/RELAY_PORT are both set: keep one")
+            }
+            listen = given
+        } else {
+            var host = variable("RELAY_HOST") ?? "127.0.0.1"
+            if host == "localhost" { host = "127.0.0.1" }
+            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            guard IPAddress(numeric: host) != nil else {
+                throw arguments.usageError("RELAY_HOST must be a numeric address (or localhost), got \"\(host)\"")
+            }
+            let portText = variable("RELAY_PORT") ?? variable("PORT") ?? "8787"
+            guard let port = UInt16(portText) else {
+                throw arguments.usageError("RELAY_PORT must be a port number from 0 to 65535, got \"\(portText)\"")
+            }
+            return (host, port)
+        }
+        guard let (host, port) = HostPort.split(listen), IPAddress(numeric: host) != nil else {
+            throw arguments.usageError("--listen must be address:port with a numeric address, got \(listen)")
+        }
+        return (host, port)
+    }
+
+    /// The relay's configuration: the origin, attestation and every limit given.
+    var configuration: RelayConfiguration {
+        var configuration = RelayConfiguration(origin: origin, attestationRequired: attestationRequired)
+        for (setting, value) in limits { setting.apply(&configuration, value) }
+        return configuration
     }
 
     static func defaultDatabasePath(_ environment: [String: String]) -> String {
@@ -68,6 +144,10 @@ struct ServeSettings: Sendable {
     func run() -> ExitCode {
         let log: @Sendable (String) -> Void = { message in
             StandardError.write("\(Self.timestamp()) herdr-relay: \(message)\n")
+        }
+        let logsEvents = logsEvents
+        let coreLog: @Sendable (RelayLogKind, String) -> Void = { kind, message in
+            if kind == .failure || logsEvents { log(message) }
         }
         // Watched before anything starts, so a signal at any moment ends in a clean shutdown.
         let stop = DispatchSemaphore(value: 0)
@@ -105,23 +185,28 @@ struct ServeSettings: Sendable {
                     atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             }
         }
-        let configuration = RelayConfiguration(origin: origin, attestationRequired: attestationRequired)
         let path = databasePath
         let frozen = configuration
         var options = RelayServer.Options(bindAddress: bindAddress, port: port, tls: tls)
-        options.trustProxy = trustProxy
+        options.clientAddress = clientAddress
         let server: RelayServer
         do {
             server = try RelayServer(options: options) {
                 let store: any RelayStore = try SQLiteRelayStore(path: path)
-                return RelayCore(configuration: frozen, store: store, clock: SystemRelayClock(), log: log)
+                return RelayCore(configuration: frozen, store: store, clock: SystemRelayClock(), log: coreLog)
             }
         } catch {
             log("error: cannot start: \(error)")
             return .unavailable
         }
+        if tls == nil && !clientAddress.isBehindProxy {
+            log(
+                "note: without --trust-proxy or --trust-cloudflare, a proxy in front counts as one client: per-address limits would key on its address"
+            )
+        }
+        let limitText = limits.map { " \($0.setting.variable)=\($0.value)" }.joined()
         log(
-            "origin \(origin); attestation \(attestationRequired ? "required (no verifier built in: phones cannot pair; ATTEST_REQUIRED=false for a self-hosted relay)" : "off (ATTEST_REQUIRED=false)"); store \(path)\(tls == nil ? "; plain WebSocket on loopback" : "; TLS")"
+            "origin \(origin); attestation \(attestationRequired ? "required (no verifier built in: phones cannot pair; ATTEST_REQUIRED=false for a self-hosted relay)" : "off (ATTEST_REQUIRED=false)"); store \(path)\(tls == nil ? "; plain WebSocket" : "; TLS")\(clientAddress.logText); event log \(logsEvents ? "on" : "off")\(limits.isEmpty ? "" : ";" + limitText)"
         )
         let scheme = tls == nil ? "ws" : "wss"
         let host = bindAddress.contains(":") ? "[\(bindAddress)]" : bindAddress
@@ -154,5 +239,16 @@ struct ServeSettings: Sendable {
             format: "%04d-%02d-%02dT%02d:%02d:%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
             Int(parts.tm_mday),
             Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+    }
+}
+
+extension ClientAddressSource {
+    /// How the start-up line describes it.
+    fileprivate var logText: String {
+        switch self {
+        case .peer: ""
+        case .forwardedFor(let hops): "; client addresses from X-Forwarded-For (hop \(hops) from the right)"
+        case .cloudflare(let hops): "; client addresses from CF-Connecting-IP, else X-Forwarded-For (hop \(hops))"
+        }
     }
 }

@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test(arguments: [
-        (["serve"], "--origin is required"),
+        (["serve"], "--origin (or RELAY_ORIGIN) is required"),
         (["serve", "--origin", "https://relay.test/path"], "--origin must be https://"),
         (["serve", "--origin", "https://user@relay.test"], "--origin must be https://"),
         (["serve", "--origin", "https://relay.test", "--listen", "relay.test:443"], "--listen must be"),

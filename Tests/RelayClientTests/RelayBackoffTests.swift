@@ -109,6 +109,9 @@ struct RelayBackoffTests {
         // A close before any Result (a phone over the pairing cycle cap gets only the close).
         let capped = RelayClientError(.closed, "closed", close: .pairingCycleCap)
         #expect(RelayLink.disposition(after: capped) == .stop(.pairingCycleCap))
+        // A Hello the relay could not read is closed with no Result, as upstream does it.
+        let badHello = RelayClientError(.closed, "closed", close: .refused(.badHello))
+        #expect(RelayLink.disposition(after: badHello) == .stop(.refused("bad hello")))
         // HTTP: a refusal of the request itself stops; overload and proxies retry.
         #expect(
             RelayLink.disposition(after: RelayClientError(.httpStatus, "x", status: 403, serverError: "forbidden"))

@@ -212,22 +212,30 @@ struct RelayConnectionTests {
         defer { mac.close() }
         proxy.freeze()
         let frame = [UInt8](repeating: 7, count: 256 * 1024)
-        var sent = 0
+        // The kernel's socket buffers on the frozen path absorb a few MiB, and may grow while we
+        // fill them, so the queue may drain a few times before nothing moves. Fill until `send`
+        // refuses, wait for room; repeat until the queue stays full. Buffers are finite: past
+        // 64 MiB accepted the path is not stuck at all.
+        let cap = 64 * 1024 * 1024
+        var accepted = 0
         var refusal: RelayClientError?
-        // The kernel buffers a few MiB; the queue must push back long before 256 MiB.
-        for _ in 0..<1024 {
-            do {
-                try mac.send(frame)
-                sent += 1
-            } catch {
-                refusal = error
-                break
+        var stuck = false
+        while !stuck && accepted < cap {
+            refusal = nil
+            while refusal == nil && accepted < cap {
+                do {
+                    try mac.send(frame)
+                    accepted += frame.count
+                } catch {
+                    refusal = error
+                }
             }
-            if sent % 16 == 0 { Thread.sleep(forTimeInterval: 0.01) }
+            stuck = !mac.waitUntilWritable(timeout: 0.5)
         }
         #expect(refusal?.kind == .backpressure)
-        #expect(mac.queuedByteCount > 0)
-        #expect(!mac.waitUntilWritable(timeout: 0.2))
+        #expect(stuck, "the queue drained with the path frozen, \(accepted) bytes accepted")
+        #expect(accepted < cap)
+        #expect(mac.queuedByteCount > options.maximumQueuedBytes / 2)
         #expect(mac.end == nil)
     }
 

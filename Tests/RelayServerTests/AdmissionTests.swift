@@ -39,24 +39,46 @@ import Testing
         #expect(nonces.count == 12, "every challenge carries a fresh nonce")
     }
 
+    /// Upstream closes a malformed Hello with 1008 `bad hello` and sends nothing before it.
     @Test(arguments: [
-        "not json", "", "[]", "{\"v\":2,\"role\":\"mac\"}", "{\"v\":true,\"role\":\"mac\"}",
+        "not json", "", "[]", "5", "\"hello\"", "{\"v\":2,\"role\":\"mac\"}", "{\"v\":true,\"role\":\"mac\"}",
         "{\"v\":\"1\",\"role\":\"mac\"}", "{\"v\":1,\"role\":\"tablet\"}", "{\"v\":1}", "{\"role\":\"phone\"}",
-        "{\"v\":1,\"role\":\"phone\",\"nonDisplacing\":\"yes\"}", "{\"v\":1,\"role\":\"mac\",\"nonDisplacing\":1}",
+        "{\"v\":1,\"role\":\"MAC\"}",
     ])
-    func badHelloIsRefusedAndClosed(hello: String) {
+    func badHelloIsClosedWithNoResult(hello: String) {
         let h = CoreHarness()
         let id = h.open(makeRoom())
         h.text(hello, from: id)
-        #expect(h.texts[id] == ["{\"ok\":false,\"error\":\"bad hello\"}"])
+        #expect(h.texts[id] == nil, "nothing is sent before the close")
         #expect(h.closes[id] == RelayClose(code: 1008, reason: "bad hello"))
     }
 
-    @Test func helloWithUnknownExtraFieldsIsAccepted() {
+    /// Upstream's handler fails on a `null` Hello (it reads `null.v`): 1011 `internal error`.
+    @Test func aNullHelloIsAnInternalError() {
         let h = CoreHarness()
         let id = h.open(makeRoom())
-        h.text("{\"v\":1,\"role\":\"mac\",\"future\":[1,2]}", from: id)
+        h.text("null", from: id)
+        #expect(h.texts[id] == nil)
+        #expect(h.closes[id] == RelayClose(code: 1011, reason: "internal error"))
+    }
+
+    /// Extra fields are ignored, and `nonDisplacing` counts only when it is exactly `true`.
+    @Test(arguments: [
+        "{\"v\":1,\"role\":\"mac\",\"future\":[1,2]}", "{\"v\":1.0,\"role\":\"mac\"}",
+        "{\"v\":1,\"role\":\"phone\",\"nonDisplacing\":\"yes\"}", "{\"v\":1,\"role\":\"mac\",\"nonDisplacing\":1}",
+    ])
+    func helloIsReadAsUpstreamReadsIt(hello: String) throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        let holder = try h.parkMac(room)
+        _ = try h.joinPhone(room)
+        let id = h.open(room)
+        h.text(hello, from: id)
         #expect(Self.isUniformChallenge(h.lastText(id)))
+        h.text("{}", from: id)
+        #expect(h.refusal(id) == nil, "not taken for a non-displacing Hello: \(String(describing: h.closes[id]))")
+        #expect(h.isLive(id))
+        _ = holder
     }
 
     @Test func binaryBeforeAdmissionIsRefused() {
@@ -64,7 +86,7 @@ import Testing
         let room = makeRoom()
         let early = h.open(room)
         #expect(h.binary(10, from: early) == nil)
-        #expect(h.refusal(early) == "bad hello")
+        #expect(h.texts[early] == nil, "in place of a Hello: closed as a bad Hello, with no Result")
         #expect(h.closes[early] == RelayClose(code: 1008, reason: "bad hello"))
 
         let afterHello = h.open(room)
@@ -74,10 +96,9 @@ import Testing
         #expect(h.closes[afterHello] == RelayClose(code: 1008, reason: "bad proof"))
     }
 
-    @Test(arguments: [
-        "nope", "[]", "{\"sig\":\"!!!\"}", "{\"sig\":5}", "{\"ticket\":5}", "{\"sig\":\"AA==\",\"ticket\":\"x\"}",
-    ])
-    func badProofIsRefused(proof: String) {
+    /// A Proof that is not JSON is `bad proof` with its Result, in any room.
+    @Test(arguments: ["nope", "", "{"])
+    func unparseableProofIsRefused(proof: String) throws {
         let h = CoreHarness()
         let id = h.open(makeRoom())
         h.hello(id, .mac)
@@ -86,7 +107,34 @@ import Testing
         #expect(h.closes[id] == RelayClose(code: 1008, reason: "bad proof"))
     }
 
-    @Test func textAfterAdmissionIsDropped() throws {
+    /// In an established room a Proof without a string `sig` is `signature required`; a `sig`
+    /// that is not base64 or not a valid signature is `bad signature`; `null` fails upstream's
+    /// handler (`internal error`).
+    @Test(arguments: [
+        ("[]", "signature required"), ("5", "signature required"), ("{}", "signature required"),
+        ("{\"sig\":5}", "signature required"), ("{\"ticket\":\"AAAA\"}", "signature required"),
+        ("{\"sig\":\"!!!\"}", "bad signature"), ("{\"sig\":\"AA==\",\"ticket\":\"x\"}", "bad signature"),
+    ])
+    func establishedRoomsReadTheSignatureAsUpstream(proof: String, error: String) throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        let key = try makeKey()
+        _ = try h.establish(room, key: key)
+        let id = h.open(room)
+        h.hello(id, .mac)
+        h.text(proof, from: id)
+        #expect(h.refusal(id) == error, "\(proof)")
+        #expect(h.closes[id] == RelayClose(code: 1008, reason: error))
+        let null = h.open(room)
+        h.hello(null, .mac)
+        h.text("null", from: null)
+        #expect(h.texts[null]?.count == 1, "only the Challenge")
+        #expect(h.closes[null] == RelayClose(code: 1011, reason: "internal error"))
+    }
+
+    /// Text after admission is never handed to `text`: the shell streams it like binary. Should
+    /// it come anyway, it is dropped.
+    @Test func textHandedInAfterAdmissionIsDropped() throws {
         let h = CoreHarness()
         let mac = try h.parkMac(makeRoom())
         let sent = h.texts[mac]?.count
@@ -210,18 +258,53 @@ import Testing
         #expect(h.binary(5, from: phone.id) == mac.id)
     }
 
-    @Test func pairingRoomRefusesMisplacedCredentials() throws {
+    /// Upstream's open mode admits into a room with no verifier whatever the Proof carries (`{}`,
+    /// a ticket, a `sig`, even `null` or a number), and the phone still gets its token.
+    @Test(arguments: [
+        RelayProof.empty.json, RelayProof.ticket("AAAA").json, RelayProof.ticket(base64(SecureRandom.bytes(24))).json,
+        RelayProof.signature([UInt8](repeating: 1, count: 64)).json, "{\"sig\":\"!!!\"}", "null", "5", "[]",
+    ])
+    func openModeAdmitsAnyProofIntoAPairingRoom(proof: String) throws {
         let h = CoreHarness()
         let room = makeRoom()
-        #expect(h.join(room, .mac, proof: .ticket("AAAA")).result == .refused("bad proof"))
-        #expect(
-            h.join(room, .mac, proof: .signature([UInt8](repeating: 1, count: 64))).result == .refused("bad signature"))
-        _ = try h.parkMac(room)
-        #expect(
-            h.join(room, .phone, proof: .signature([UInt8](repeating: 1, count: 64))).result
-                == .refused("bad signature"))
-        // Open mode: a ticket is still checked when one is presented.
-        #expect(h.join(room, .phone, proof: .ticket(base64(SecureRandom.bytes(24)))).result == .refused("bad ticket"))
+        let mac = h.open(room)
+        h.hello(mac, .mac)
+        h.text(proof, from: mac)
+        #expect(h.lastText(mac) == "{\"ok\":true}", "mac with \(proof)")
+        let phone = h.open(room)
+        h.hello(phone, .phone)
+        h.text(proof, from: phone)
+        guard case .admitted(let token?)? = h.lastText(phone).flatMap(RelayResult.parse) else {
+            Issue.record("phone with \(proof): \(String(describing: h.lastText(phone)))")
+            return
+        }
+        #expect(token.count == 24)
+    }
+
+    /// Under attestation a pairing room's Mac parks whatever it presents (it cannot attest); the
+    /// phone needs a string `ticket` (`ticket required`) that the relay issued (`bad ticket`).
+    @Test func attestationPairingRoomsReadTheTicketAsUpstream() throws {
+        let h = CoreHarness(attestationRequired: true)
+        let room = makeRoom()
+        for proof in ["{}", "{\"sig\":\"AA==\"}", "null", "7"] {
+            let mac = h.open(room)
+            h.hello(mac, .mac)
+            h.text(proof, from: mac)
+            #expect(h.lastText(mac) == "{\"ok\":true}", "mac with \(proof)")
+        }
+        for (proof, error) in [
+            ("{}", "ticket required"), ("{\"sig\":\"AA==\"}", "ticket required"), ("{\"ticket\":5}", "ticket required"),
+            ("[]", "ticket required"), ("{\"ticket\":\"!!\"}", "bad ticket"), ("{\"ticket\":\"AAAA\"}", "bad ticket"),
+        ] {
+            let phone = h.open(room)
+            h.hello(phone, .phone)
+            h.text(proof, from: phone)
+            #expect(h.refusal(phone) == error, "phone with \(proof)")
+        }
+        let null = h.open(room)
+        h.hello(null, .phone)
+        h.text("null", from: null)
+        #expect(h.closes[null] == RelayClose(code: 1011, reason: "internal error"))
     }
 
     @Test func pairingRoomWithAttestationRequired() throws {
@@ -240,7 +323,7 @@ import Testing
         let otherTicket = try h.ticket(other)
         #expect(h.join(room, .phone, proof: .ticket(otherTicket)).result == .refused("bad ticket"))
 
-        // `mac offline` came before the ticket was looked at: it is still good, and single use.
+        // `mac offline` did not use the ticket up (upstream's does): it is still good, and single use.
         let first = try h.joinPhone(room, proof: .ticket(ticket))
         #expect(first.token.count == 24)
         // Displacing a ticketed phone takes another ticket.
@@ -287,7 +370,7 @@ import Testing
         let challenge = try h.challenge(room)
         let bad = h.post(
             "/attest", room: room, json: ["challenge": base64(challenge), "attestationObject": base64([1, 2, 3])])
-        #expect(bad.status == 403 && bad.error == "bad attestation")
+        #expect(bad.status == 403 && bad.error == "attestation rejected")
         // The challenge was used up by the failed attempt.
         let reused = h.post(
             "/attest", room: room, json: ["challenge": base64(challenge), "attestationObject": base64(goodAttestation)])
@@ -335,20 +418,23 @@ import Testing
     }
 
     @Test(arguments: [false, true])
-    func signedDevicesNeedNoMacTicketOrPeer(attestationRequired: Bool) throws {
+    func signedDevicesNeedNoTicketButThePhoneAParkedMac(attestationRequired: Bool) throws {
         let h = CoreHarness(attestationRequired: attestationRequired)
         let room = makeRoom()
         let key = try makeKey()
         _ = try h.store.registerVerifier(key.verifier.raw, room: room, now: h.clock.unixSeconds)
-        // No `mac offline` and no ticket in an established room: the signature is the credential.
+        // As upstream: a phone joins only while a Mac is parked, established room or not.
+        let alone = try h.signedJoin(room, .phone, key: key)
+        #expect(alone.result == .refused("mac offline"))
+        let mac = try h.signedJoin(room, .mac, key: key)
+        #expect(mac.result == .admitted(registrationToken: nil))
+        // No ticket in an established room: the signature is the credential.
         let phone = try h.signedJoin(room, .phone, key: key)
         guard case .admitted(let token?) = phone.result else {
-            Issue.record("signed phone alone not admitted: \(String(describing: phone.result))")
+            Issue.record("signed phone not admitted: \(String(describing: phone.result))")
             return
         }
         #expect(token.count == 24)
-        let mac = try h.signedJoin(room, .mac, key: key)
-        #expect(mac.result == .admitted(registrationToken: nil))
         #expect(h.binary(1, from: mac.id) == phone.id)
     }
 
@@ -478,18 +564,77 @@ import Testing
         #expect(h.isLive(mac) && h.isLive(last))
     }
 
-    @Test func macLeavingClosesThePhoneWithPeerGone() throws {
+    static let peerGone = RelayClose(code: 1001, reason: "peer gone")
+
+    /// As upstream: whichever admitted side goes, by closing or dying, the other is closed with
+    /// 1001 `peer gone`, so a parked Mac re-parks and the next phone meets a fresh handshake.
+    @Test(arguments: [false, true], [false, true])
+    func eitherSideLeavingClosesTheOtherWithPeerGone(established: Bool, macLeaves: Bool) throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        let key = try makeKey()
+        if established { _ = try h.establish(room, key: key) }
+        let mac = established ? try h.signedJoin(room, .mac, key: key).id : try h.parkMac(room)
+        let phone = established ? try h.signedJoin(room, .phone, key: key).id : try h.joinPhone(room).id
+        h.closed(macLeaves ? mac : phone)
+        #expect(h.closes[macLeaves ? phone : mac] == Self.peerGone)
+        #expect(h.closes[macLeaves ? mac : phone] == nil, "the side that left is not closed again")
+        if !established {
+            #expect(h.core.connectionCount == 0 && h.core.activeRoomCount == 0)
+        }
+    }
+
+    /// A socket that was not admitted takes nobody with it; nor does a pending one in an
+    /// occupied room.
+    @Test func aSocketThatWasNotAdmittedTakesNobodyWithIt() throws {
         let h = CoreHarness()
         let room = makeRoom()
         let mac = try h.parkMac(room)
         let phone = try h.joinPhone(room)
-        h.closed(phone.id)
-        #expect(h.isLive(mac), "a phone leaving leaves the Mac parked")
-        let phone2 = try h.joinPhone(room)
+        let pending = h.open(room)
+        h.hello(pending, .phone)
+        h.closed(pending)
+        #expect(h.isLive(mac) && h.isLive(phone.id))
+    }
+
+    /// Displacement is not leaving: a reconnecting phone that displaces the old one keeps the
+    /// Mac, and a new Mac displacing the old keeps the phone (upstream's rule: closing the peer
+    /// on every retry would livelock a reconnect).
+    @Test(arguments: [false, true])
+    func displacementDoesNotCloseThePeer(established: Bool) throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        let key = try makeKey()
+        if established { _ = try h.establish(room, key: key) }
+        func join(_ role: RelayRole) throws -> ConnectionID {
+            if established { return try h.signedJoin(room, role, key: key).id }
+            return role == .mac ? try h.parkMac(room) : try h.joinPhone(room).id
+        }
+        let mac = try join(.mac)
+        let phone = try join(.phone)
+        let phone2 = try join(.phone)
+        #expect(h.closes[phone] == RelayClose(code: 1000, reason: "displaced"))
+        #expect(h.isLive(mac), "the Mac stays when its phone is displaced")
+        let mac2 = try join(.mac)
+        #expect(h.closes[mac] == RelayClose(code: 1000, reason: "displaced"))
+        #expect(h.isLive(phone2), "the phone stays when its Mac is displaced")
+        #expect(h.binary(3, from: mac2) == phone2)
+        // The displaced socket's own end, when the shell reports it, changes nothing.
+        h.closed(phone)
         h.closed(mac)
-        #expect(h.closes[phone2.id] == RelayClose(code: 1001, reason: "peer gone"))
-        #expect(h.closes[mac] == nil)
-        #expect(h.core.connectionCount == 0 && h.core.activeRoomCount == 0)
+        #expect(h.isLive(mac2) && h.isLive(phone2))
+    }
+
+    /// The relay closing an admitted side for a limit closes its peer too.
+    @Test func aSideClosedForALimitTakesItsPeer() throws {
+        let h = CoreHarness { $0.framesPerSecond = 3 }
+        let room = makeRoom()
+        let mac = try h.parkMac(room)
+        let phone = try h.joinPhone(room)
+        for _ in 0..<3 { #expect(h.binary(1, from: phone.id) == mac) }
+        #expect(h.binary(1, from: phone.id) == nil)
+        #expect(h.closes[phone.id] == RelayClose(code: 1008, reason: "frame rate exceeded"))
+        #expect(h.closes[mac] == Self.peerGone)
     }
 }
 
@@ -501,10 +646,9 @@ struct SecretsSurviveRefusalsTests {
         let h = CoreHarness(attestationRequired: true)
         let room = makeRoom()
         _ = try h.parkMac(room)
-        let holder = try h.joinPhone(room, proof: .ticket(try h.ticket(room)))
+        _ = try h.joinPhone(room, proof: .ticket(try h.ticket(room)))
         let ticket = try h.ticket(room)
         #expect(h.join(room, .phone, proof: .ticket(ticket), nonDisplacing: true).result == .refused("slot occupied"))
-        h.closed(holder.id)
         #expect(try h.joinPhone(room, proof: .ticket(ticket)).token.count == 24)
         #expect(h.join(room, .phone, proof: .ticket(ticket)).result == .refused("bad ticket"))
     }
@@ -524,7 +668,7 @@ struct SecretsSurviveRefusalsTests {
                 "registrationToken": token, "verifier": verifier, "challenge": base64(try h.challenge(room)),
                 "assertion": base64(Array("forged".utf8)),
             ])
-        #expect(answer.status == 403 && answer.json["error"] as? String == "bad assertion")
+        #expect(answer.status == 403 && answer.json["error"] as? String == "assertion rejected: fake: bad assertion")
         answer = h.post(
             "/register", room: room,
             json: [

@@ -48,7 +48,12 @@ struct HTTPAnswer {
     let json: [String: Any]
     let response: HTTPResponse
 
-    var error: String? { json["error"] as? String }
+    /// The JSON body's `error`, or the plain-text body of the relay's own refusals.
+    var error: String? {
+        json["error"] as? String ?? (json.isEmpty ? String(decoding: response.body, as: UTF8.self) : nil)
+    }
+    /// Whether the body is plain text (the gate's, rate limits', 501s), as upstream sends them.
+    var isPlainText: Bool { response.contentType == "text/plain" }
     var ok: Bool { json["ok"] as? Bool == true }
     func bytes(_ field: String) -> [UInt8]? { RelayJSON.bytes(json[field]) }
 }
@@ -126,8 +131,16 @@ final class CoreHarness {
         drain()
     }
 
+    /// A data message's first (or only) frame of `count` bytes; where it goes.
     func binary(_ count: Int, from id: ConnectionID) -> ConnectionID? {
-        let target = core.binary(byteCount: count, from: id)
+        let target = core.frame(byteCount: count, startsMessage: true, from: id)
+        drain()
+        return target
+    }
+
+    /// A continuation frame of the message `id` is sending; where it goes.
+    func continuation(_ count: Int, from id: ConnectionID) -> ConnectionID? {
+        let target = core.frame(byteCount: count, startsMessage: false, from: id)
         drain()
         return target
     }
@@ -230,7 +243,10 @@ final class CoreHarness {
         var headers: [(name: String, value: String)] = [("Host", "relay.test"), ("User-Agent", RelayLimits.userAgent)]
         if let room { headers.append((RelayLimits.roomHeader, room)) }
         let head = HTTPRequestHead(method: method, target: path, version: "HTTP/1.1", headers: headers + extra)
-        let response = core.respond(to: head, body: body, address: address, peerIsLoopback: loopback)
+        // As the shell does: the head's checks, then (the body read) the answer.
+        let response =
+            core.checkRequest(head, address: address)
+            ?? core.respond(to: head, body: body, address: address, peerIsLoopback: loopback)
         drain()
         return HTTPAnswer(status: response.status, json: RelayJSON.object(response.body) ?? [:], response: response)
     }
@@ -262,10 +278,9 @@ final class CoreHarness {
         return try #require(answer.json["ticket"] as? String)
     }
 
-    /// Advances both clocks to the first second of the next UTC day.
-    func advanceToNextUTCDay() {
-        let now = clock.unixSeconds
-        clock.advance(seconds: (now / 86_400 + 1) * 86_400 - now)
+    /// Advances both clocks by a whole quota window (24 hours).
+    func advancePastQuotaWindow() {
+        clock.advance(seconds: 86_400)
     }
 }
 

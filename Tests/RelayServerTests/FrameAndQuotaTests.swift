@@ -5,6 +5,8 @@ import Testing
 
 /// Splicing decisions after admission: the target, drops, the frame rate and the daily quota.
 @Suite struct FrameAndQuotaTests {
+    static let peerGone = RelayClose(code: 1001, reason: "peer gone")
+
     @Test func framesGoToTheOtherSlotAndAreDroppedWithoutOne() throws {
         let h = CoreHarness()
         let room = makeRoom()
@@ -14,14 +16,29 @@ import Testing
         let phone = try h.joinPhone(room)
         #expect(h.binary(100, from: mac) == phone.id)
         #expect(h.binary(0, from: phone.id) == mac)
-        h.closed(phone.id)
-        #expect(h.binary(100, from: mac) == nil)
         // Another room's sockets are never a target.
         let otherMac = try h.parkMac(makeRoom())
         #expect(h.binary(1, from: otherMac) == nil)
     }
 
-    @Test func fiveHundredFramesPerSecondThenTheSenderIsClosed() throws {
+    /// A fragmented message goes where its first frame went: a peer that arrives (or replaces the
+    /// old one) half-way through never gets a continuation without its start.
+    @Test func continuationFramesFollowTheirMessage() throws {
+        let h = CoreHarness()
+        let room = makeRoom()
+        let mac = try h.parkMac(room)
+        #expect(h.binary(10, from: mac) == nil, "no peer at the message's start")
+        let phone = try h.joinPhone(room)
+        #expect(h.continuation(10, from: mac) == nil, "the rest of that message is dropped too")
+        #expect(h.binary(10, from: mac) == phone.id)
+        #expect(h.continuation(10, from: mac) == phone.id)
+        let newPhone = try h.joinPhone(room)
+        #expect(h.closes[phone.id] == RelayClose(code: 1000, reason: "displaced"))
+        #expect(h.continuation(10, from: mac) == nil, "the new phone missed the message's start")
+        #expect(h.binary(10, from: mac) == newPhone.id)
+    }
+
+    @Test func fiveHundredMessagesPerSecondThenTheSenderIsClosedAndItsPeerToo() throws {
         let h = CoreHarness()
         let room = makeRoom()
         let mac = try h.parkMac(room)
@@ -29,24 +46,48 @@ import Testing
         for index in 0..<500 {
             let target = h.binary(10, from: index.isMultiple(of: 2) ? mac : phone.id)
             #expect(target == (index.isMultiple(of: 2) ? phone.id : mac), "frame \(index)")
+            // Continuation frames are parts of a message, not messages: they do not count.
+            #expect(h.continuation(1, from: index.isMultiple(of: 2) ? mac : phone.id) != nil)
         }
         #expect(h.binary(10, from: phone.id) == nil)
         #expect(h.closes[phone.id] == RelayClose(code: 1008, reason: "frame rate exceeded"))
-        #expect(h.isLive(mac))
+        #expect(h.closes[mac] == Self.peerGone, "the side left behind is closed, as upstream")
     }
 
-    @Test func aNewSecondResetsTheFrameCount() throws {
+    /// Messages with no peer to take them count toward the rate and the quota alike.
+    @Test func messagesWithNoPeerStillCount() throws {
+        let h = CoreHarness { $0.bytesPerDay = 1000 }
+        let mac = try h.parkMac(makeRoom())
+        for _ in 0..<500 { #expect(h.binary(1, from: mac) == nil) }
+        #expect(h.isLive(mac))
+        #expect(h.binary(1, from: mac) == nil)
+        #expect(h.closes[mac] == RelayClose(code: 1008, reason: "frame rate exceeded"))
+        let other = try h.parkMac(makeRoom())
+        #expect(h.binary(1000, from: other) == nil)
+        #expect(h.isLive(other))
+        #expect(h.binary(1, from: other) == nil)
+        #expect(h.closes[other] == Self.quotaExceeded)
+    }
+
+    /// The rate window begins at a room's first message and lasts a second, as upstream's.
+    @Test func theRateWindowStartsAtTheFirstMessage() throws {
         let h = CoreHarness()
         let room = makeRoom()
         let mac = try h.parkMac(room)
         let phone = try h.joinPhone(room)
-        h.clock.advance(milliseconds: 999)  // still the clock's first whole second
+        h.clock.advance(milliseconds: 700)
         for _ in 0..<500 { #expect(h.binary(1, from: mac) == phone.id) }
-        h.clock.advance(milliseconds: 1)
-        for _ in 0..<500 { #expect(h.binary(1, from: mac) == phone.id) }
-        #expect(h.isLive(mac))
+        h.clock.advance(milliseconds: 999)  // still the window that began 999 ms ago
         #expect(h.binary(1, from: mac) == nil)
         #expect(h.closes[mac] == RelayClose(code: 1008, reason: "frame rate exceeded"))
+
+        let room2 = makeRoom()
+        let mac2 = try h.parkMac(room2)
+        let phone2 = try h.joinPhone(room2)
+        for _ in 0..<500 { #expect(h.binary(1, from: mac2) == phone2.id) }
+        h.clock.advance(milliseconds: 1000)
+        for _ in 0..<500 { #expect(h.binary(1, from: mac2) == phone2.id) }
+        #expect(h.isLive(mac2))
     }
 
     static let quotaExceeded = RelayClose(code: 1008, reason: "daily quota exceeded")
@@ -63,13 +104,30 @@ import Testing
         #expect(h.binary(1, from: overBy == .mac ? mac : phone) == nil)
         #expect(h.closes[mac] == Self.quotaExceeded)
         #expect(h.closes[phone] == Self.quotaExceeded)
-        // The next UTC day starts afresh.
-        h.advanceToNextUTCDay()
+        // 24 hours after the window began, a fresh one starts.
+        h.advancePastQuotaWindow()
         let again = try Self.admitBoth(h, room, key: key, establish: false)
         #expect(h.binary(1000, from: again.mac) == again.phone)
     }
 
-    @Test func anEstablishedRoomOverItsQuotaRefusesAdmissionUntilTheNextUTCDay() throws {
+    /// The quota is a rolling 24 hours from the window's first byte (upstream's), not a calendar
+    /// day: bytes an hour before midnight still count an hour after it.
+    @Test func theQuotaWindowRollsFromItsFirstByte() throws {
+        let h = CoreHarness { $0.bytesPerDay = 1000 }
+        let room = makeRoom()
+        let (mac, phone) = try Self.admitBoth(h, room, key: nil)
+        let now = h.clock.unixSeconds
+        h.clock.advance(seconds: (now / 86_400 + 1) * 86_400 - now - 3600)  // 23:00 UTC
+        #expect(h.binary(900, from: mac) == phone)
+        h.clock.advance(seconds: 7200)  // 01:00 UTC, the next calendar day
+        #expect(h.binary(100, from: mac) == phone)
+        #expect(h.binary(1, from: mac) == nil)
+        #expect(h.closes[mac] == Self.quotaExceeded)
+    }
+
+    /// Upstream admits into a room over its quota and closes the room at its first frame; so
+    /// does this relay, until the window ends.
+    @Test func aRoomOverItsQuotaIsAdmittedAndClosedAtItsFirstFrame() throws {
         let h = CoreHarness { $0.bytesPerDay = 1000 }
         let room = makeRoom()
         let key = try makeKey()
@@ -77,28 +135,32 @@ import Testing
         #expect(h.binary(1001, from: phone) == nil)
         #expect(h.closes[mac] == Self.quotaExceeded && h.closes[phone] == Self.quotaExceeded)
         h.clock.advance(seconds: 3600)
-        for role in RelayRole.allCases {
-            let attempt = try h.signedJoin(room, role, key: key)
-            #expect(attempt.result == nil, "no Result, only the close")
-            #expect(h.closes[attempt.id] == Self.quotaExceeded, "\(role)")
-        }
-        h.advanceToNextUTCDay()
-        #expect(try h.signedJoin(room, .mac, key: key).result == .admitted(registrationToken: nil))
+        let macAgain = try h.signedJoin(room, .mac, key: key)
+        #expect(macAgain.result == .admitted(registrationToken: nil))
+        #expect(h.binary(1, from: macAgain.id) == nil)
+        #expect(h.closes[macAgain.id] == Self.quotaExceeded)
+        h.advancePastQuotaWindow()
+        let fresh = try h.signedJoin(room, .mac, key: key)
+        #expect(h.binary(1, from: fresh.id) == nil)
+        #expect(h.isLive(fresh.id), "a new window: the frame is dropped for want of a peer, not refused")
     }
 
-    /// A pairing room has no stored record, yet once its quota closed its sockets a re-park the
-    /// same day is still refused; the next day it is admitted again.
+    /// A pairing room has no stored record, yet once its quota closed its sockets a re-park
+    /// within the window is closed at its first frame; after the window it relays again.
     @Test
-    func aPairingRoomOverItsQuotaRefusesAdmissionTheSameDay() throws {
+    func aPairingRoomOverItsQuotaStaysOverItForTheWindow() throws {
         let h = CoreHarness { $0.bytesPerDay = 1000 }
         let room = makeRoom()
         let (mac, _) = try Self.admitBoth(h, room, key: nil)
         #expect(h.binary(1001, from: mac) == nil)
         h.clock.advance(seconds: 60)
-        let attempt = h.join(room, .mac)
-        #expect(h.closes[attempt.id] == Self.quotaExceeded)
-        h.advanceToNextUTCDay()
-        #expect(try h.parkMac(room) > 0)
+        let again = try h.parkMac(room)
+        #expect(h.binary(1, from: again) == nil)
+        #expect(h.closes[again] == Self.quotaExceeded)
+        h.advancePastQuotaWindow()
+        let fresh = try h.parkMac(room)
+        #expect(h.binary(1, from: fresh) == nil)
+        #expect(h.isLive(fresh))
     }
 
     /// A Mac and a phone admitted to `room`: a pairing room without `key`; with it, signed joins

@@ -16,7 +16,7 @@ import Testing
         for _ in 0..<16 { challenges.insert(try h.challenge(room)) }
         #expect(challenges.count == 16)
         let refused = h.post("/attest/challenge", room: room)
-        #expect(refused.status == 429 && refused.error == "too many challenges")
+        #expect(refused.status == 429 && refused.error == "too many outstanding challenges")
         #expect(refused.response.reason == "Too Many Requests")
         // Another room has its own cap.
         _ = try h.challenge(makeRoom())
@@ -66,9 +66,16 @@ import Testing
             #expect(answer.status == 400 && answer.error == "bad verifier", "verifier \(bad)")
         }
         answer = h.post("/register", room: room, json: ["registrationToken": base64(token)])
-        #expect(answer.status == 400 && answer.error == "bad verifier")
+        #expect(answer.status == 400 && answer.error == "missing verifier")
         answer = h.request("POST", "/register", room: room, body: Array("not json".utf8))
-        #expect(answer.status == 400 && answer.error == "bad request")
+        #expect(answer.status == 400 && answer.error == "bad json")
+        answer = h.request("POST", "/register", room: room, body: [])
+        #expect(answer.status == 400 && answer.error == "bad json", "an empty body is not JSON")
+        // A JSON value that is no object has no fields; `null` fails upstream's handler.
+        answer = h.request("POST", "/register", room: room, body: Array("[1]".utf8))
+        #expect(answer.status == 400 && answer.error == "missing verifier")
+        answer = h.request("POST", "/register", room: room, body: Array("null".utf8))
+        #expect(answer.status == 500 && answer.error == "internal error" && answer.isPlainText)
         #expect(try h.store.room(named: room)?.verifier == nil)
 
         // None of that used the token up.
@@ -139,19 +146,28 @@ import Testing
         let base = ["registrationToken": base64(token), "verifier": base64(key.verifier.raw)]
         // No assertion.
         var answer = h.post("/register", room: room, json: base)
-        #expect(answer.status == 403 && answer.error == "bad assertion", "\(answer.json)")
+        #expect(answer.status == 403 && answer.error == "assertion required", "\(answer.json)")
         // A wrong assertion.
         answer = h.post(
             "/register", room: room,
             json: base.merging(["challenge": base64(try h.challenge(room)), "assertion": base64([9, 9])]) { $1 })
-        #expect(answer.status == 403 && answer.error == "bad assertion")
+        #expect(answer.status == 403 && answer.error == "assertion rejected: fake: bad assertion")
         // A challenge the relay never issued.
         answer = h.post(
             "/register", room: room,
             json: base.merging(["challenge": base64(SecureRandom.bytes(32)), "assertion": base64(goodAssertion)]) {
                 $1
             })
-        #expect(answer.status == 403 && answer.error == "bad assertion")
+        #expect(answer.status == 403 && answer.error == "bad challenge")
+        // A token minted without attestation (an open-mode phone's) cannot register here.
+        let openRoom = makeRoom()
+        let open = CoreHarness(store: h.store)
+        _ = try open.parkMac(openRoom)
+        let unattested = try open.joinPhone(openRoom).token
+        answer = h.post(
+            "/register", room: openRoom,
+            json: ["registrationToken": base64(unattested), "verifier": base64(key.verifier.raw)])
+        #expect(answer.status == 403 && answer.error == "token not attested")
         #expect(try h.store.room(named: room)?.verifier == nil)
         // The same token with a good assertion: registered.
         answer = h.post(
@@ -182,7 +198,10 @@ import Testing
 
         let (mac, phone) = try h.establish(room, key: key)
         let pending = h.open(room)
-        #expect(h.post("/delete", room: room, json: ["challenge": base64(challenge)]).status == 400)
+        answer = h.post("/delete", room: room, json: ["challenge": base64(challenge)])
+        #expect(answer.status == 403 && answer.error == "signature required")
+        answer = h.request("POST", "/delete", room: room, body: Array("{".utf8))
+        #expect(answer.status == 400 && answer.error == "bad json")
         let random = SecureRandom.bytes(32)
         answer = delete(random, try key.signDelete(challenge: random, room: room, origin: testOrigin))
         #expect(answer.status == 403 && answer.error == "bad challenge")
@@ -223,23 +242,30 @@ import Testing
 
     // MARK: - Requests the relay refuses outright
 
-    @Test func anOriginHeaderIsForbiddenEverywhere() throws {
+    /// Upstream's entry gate runs first on every client request, before the method or path is
+    /// looked at: an `Origin` header is 403 `forbidden`, as plain text. Operator endpoints carry no
+    /// room and skip it.
+    @Test func anOriginHeaderIsForbiddenOnEveryClientRequest() throws {
         let h = CoreHarness()
         let room = makeRoom()
         let origin: [(name: String, value: String)] = [("Origin", "https://evil.example")]
         let upgrade = h.core.checkUpgrade(CoreHarness.upgradeHead(room: room, extra: origin), address: "198.51.100.7")
         #expect(upgrade?.status == 403)
-        #expect(upgrade.flatMap { RelayJSON.object($0.body)?["error"] as? String } == "forbidden")
+        #expect(upgrade.map { String(decoding: $0.body, as: UTF8.self) } == "forbidden")
         let null = h.core.checkUpgrade(
             CoreHarness.upgradeHead(room: room, extra: [("origin", "null")]), address: "198.51.100.7")
         #expect(null?.status == 403)
         for (method, path) in [
             ("POST", "/attest/challenge"), ("POST", "/attest"), ("POST", "/register"), ("POST", "/delete"),
-            ("GET", "/healthz"), ("GET", "/metrics"), ("POST", "/elsewhere"),
+            ("POST", "/elsewhere"), ("GET", "/"), ("GET", "/register"), ("DELETE", "/rooms"),
         ] {
-            let answer = h.request(method, path, room: room, loopback: true, extra: origin)
-            #expect(answer.status == 403 && answer.error == "forbidden", "\(method) \(path)")
+            for withRoom in [true, false] {
+                let answer = h.request(method, path, room: withRoom ? room : nil, extra: origin)
+                #expect(answer.status == 403 && answer.error == "forbidden", "\(method) \(path)")
+                #expect(answer.isPlainText)
+            }
         }
+        #expect(h.request("GET", "/healthz", room: nil, extra: origin).status == 200)
         // Without one, the same upgrade passes.
         #expect(h.checkUpgrade(room: room) == nil)
     }
@@ -252,16 +278,21 @@ import Testing
         [String(repeating: "a", count: 64), String(repeating: "b", count: 64)],
     ]
 
+    /// Then a missing or malformed room is 400 `bad room`, whatever the method and path: an
+    /// unknown path with a bad room is 400, not 501.
     @Test(arguments: badRooms)
-    func aBadRoomHeaderIs400(values: [String]) {
+    func aBadRoomHeaderIs400BeforeMethodOrPath(values: [String]) {
         let h = CoreHarness()
         let extra = values.map { (name: RelayLimits.roomHeader, value: $0) }
         let upgrade = h.core.checkUpgrade(CoreHarness.upgradeHead(room: nil, extra: extra), address: "198.51.100.7")
         #expect(upgrade?.status == 400)
-        #expect(upgrade.flatMap { RelayJSON.object($0.body)?["error"] as? String } == "bad room")
-        for path in ["/attest/challenge", "/attest", "/register", "/delete"] {
-            let answer = h.request("POST", path, room: nil, extra: extra)
-            #expect(answer.status == 400 && answer.error == "bad room", "\(path)")
+        #expect(upgrade.map { String(decoding: $0.body, as: UTF8.self) } == "bad room")
+        for (method, path) in [
+            ("POST", "/attest/challenge"), ("POST", "/attest"), ("POST", "/register"), ("POST", "/delete"),
+            ("GET", "/"), ("POST", "/"), ("GET", "/register"), ("PUT", "/anything"),
+        ] {
+            let answer = h.request(method, path, room: nil, extra: extra)
+            #expect(answer.status == 400 && answer.error == "bad room" && answer.isPlainText, "\(method) \(path)")
         }
     }
 
@@ -271,20 +302,21 @@ import Testing
         #expect(h.core.checkUpgrade(head, address: "198.51.100.7") == nil)
     }
 
-    @Test func otherPathsAre501AndWrongMethods405() {
+    /// Past the gate, anything but a POST to one of the four endpoints is 501 `not implemented`
+    /// (upstream has no 405); only the operator endpoints know methods.
+    @Test func everyOtherMethodAndPathIs501() {
         let h = CoreHarness()
         let room = makeRoom()
         for (method, path) in [
             ("POST", "/"), ("GET", "/"), ("POST", "/register/"), ("POST", "/attest/"), ("DELETE", "/rooms"),
+            ("GET", "/register"), ("PUT", "/delete"), ("GET", "/attest/challenge"), ("GET", "/attest"),
         ] {
             let answer = h.request(method, path, room: room)
-            #expect(answer.status == 501, "\(method) \(path)")
+            #expect(
+                answer.status == 501 && answer.error == "not implemented" && answer.isPlainText, "\(method) \(path)")
         }
-        for (method, path, allow) in [
-            ("GET", "/register", "POST"), ("PUT", "/delete", "POST"), ("GET", "/attest/challenge", "POST"),
-            ("GET", "/attest", "POST"), ("POST", "/healthz", "GET, HEAD"), ("POST", "/metrics", "GET"),
-        ] {
-            let answer = h.request(method, path, room: room, loopback: true)
+        for (method, path, allow) in [("POST", "/healthz", "GET, HEAD"), ("POST", "/metrics", "GET")] {
+            let answer = h.request(method, path, room: nil, loopback: true)
             #expect(answer.status == 405, "\(method) \(path)")
             #expect(answer.response.extraHeaders == ["Allow: \(allow)"], "\(method) \(path)")
         }
@@ -296,9 +328,9 @@ import Testing
         let h = CoreHarness()
         let room = makeRoom()
         let limit = h.request("POST", "/register", room: room, body: [UInt8](repeating: 0x20, count: 65_536))
-        #expect(limit.status == 400, "64 KiB exactly is read (and is not JSON)")
+        #expect(limit.status == 400 && limit.error == "bad json", "64 KiB exactly is read (and is not JSON)")
         let over = h.request("POST", "/register", room: room, body: [UInt8](repeating: 0x20, count: 65_537))
-        #expect(over.status == 413)
+        #expect(over.status == 413 && over.error == "payload too large" && over.isPlainText)
     }
 
     @Test func metricsAreLoopbackOnlyAndNameNoRoom() throws {
@@ -311,6 +343,11 @@ import Testing
         _ = h.open(makeRoom(), address: "203.0.113.99")
         let remote = h.request("GET", "/metrics", room: nil, loopback: false)
         #expect(remote.status == 403 && remote.error == "forbidden")
+        // Through a reverse proxy on this machine the peer is loopback, but the request is not local.
+        for header in ["X-Forwarded-For", "CF-Connecting-IP", "Forwarded"] {
+            let proxied = h.request("GET", "/metrics", room: nil, loopback: true, extra: [(header, "203.0.113.5")])
+            #expect(proxied.status == 403, "\(header)")
+        }
         let local = h.request("GET", "/metrics", room: nil, loopback: true)
         #expect(local.status == 200)
         let text = String(decoding: local.response.body, as: UTF8.self)

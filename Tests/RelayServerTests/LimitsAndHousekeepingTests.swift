@@ -14,7 +14,7 @@ import Testing
         }
         let refused = h.checkUpgrade(room: makeRoom(), address: "192.0.2.1")
         #expect(refused?.status == 429)
-        #expect(refused.flatMap { RelayJSON.object($0.body)?["error"] as? String } == "rate limited")
+        #expect(refused.map { String(decoding: $0.body, as: UTF8.self) } == "rate limited")
         #expect(h.checkUpgrade(room: makeRoom(), address: "192.0.2.2") == nil, "another address has its own budget")
         h.clock.advance(milliseconds: 59_999)
         #expect(h.checkUpgrade(room: makeRoom(), address: "192.0.2.1")?.status == 429)
@@ -32,7 +32,7 @@ import Testing
         }
         let refused = h.checkUpgrade(room: makeRoom(), address: "192.0.2.1")
         #expect(refused?.status == 429)
-        #expect(refused.flatMap { RelayJSON.object($0.body)?["error"] as? String } == "too many sockets")
+        #expect(refused.map { String(decoding: $0.body, as: UTF8.self) } == "too many connections")
         #expect(h.checkUpgrade(room: makeRoom(), address: "192.0.2.2") == nil)
         // A socket the client closed frees a place, and so does one the relay closed.
         h.closed(ids[0])
@@ -62,10 +62,31 @@ import Testing
             #expect(answer.status == 429 && answer.error == "rate limited", "\(path)")
         }
         #expect(h.post("/attest/challenge", room: makeRoom(), address: "192.0.2.2").status == 200)
-        // /register and /delete are not counted.
-        #expect(h.post("/register", room: makeRoom(), json: [:], address: "192.0.2.1").status == 403)
+        // /register and /delete are not counted; any path starting /attest is, as upstream counts.
+        #expect(h.post("/register", room: makeRoom(), json: [:], address: "192.0.2.1").status == 400)
+        #expect(h.request("GET", "/attestations", room: makeRoom(), address: "192.0.2.1").status == 429)
         h.clock.advance(seconds: 60)
         #expect(h.post("/attest/challenge", room: makeRoom(), address: "192.0.2.1").status == 200)
+    }
+
+    /// Upstream's single-process caps: sockets and rooms in all (503 `capacity`).
+    @Test func totalSocketsAndRoomsAreCapped() throws {
+        let h = CoreHarness {
+            $0.maximumSockets = 3
+            $0.maximumRooms = 2
+        }
+        let first = makeRoom()
+        let second = makeRoom()
+        #expect(h.checkUpgrade(room: first, address: "192.0.2.1") == nil)
+        _ = h.open(first, address: "192.0.2.1")
+        _ = h.open(second, address: "192.0.2.2")
+        let newRoom = h.checkUpgrade(room: makeRoom(), address: "192.0.2.3")
+        #expect(newRoom?.status == 503 && newRoom.map { String(decoding: $0.body, as: UTF8.self) } == "capacity")
+        #expect(h.post("/attest/challenge", room: makeRoom()).status == 503, "HTTP for a new room too")
+        #expect(h.post("/attest/challenge", room: first).status == 200, "a room the relay holds is not new")
+        #expect(h.checkUpgrade(room: first, address: "192.0.2.3") == nil)
+        _ = h.open(first, address: "192.0.2.3")
+        #expect(h.checkUpgrade(room: first, address: "192.0.2.4")?.status == 503, "three sockets in all")
     }
 
     // MARK: - The 30-day idle TTL
@@ -86,6 +107,8 @@ import Testing
         #expect(try h.store.room(named: room) == nil)
     }
 
+    /// A signed join refreshes the room's activity once its signature verifies, even when the
+    /// phone is then refused for want of a parked Mac (as upstream, which stamps it first).
     @Test func aSignedJoinRefreshesActivity() throws {
         let h = CoreHarness { $0.maintenanceInterval = 1000 }
         let room = makeRoom()
@@ -95,7 +118,7 @@ import Testing
         h.closed(mac)
         h.clock.advance(seconds: 20 * 86_400)
         let join = try h.signedJoin(room, .phone, key: key)
-        h.closed(join.id)
+        #expect(join.result == .refused("mac offline"))
         h.clock.advance(seconds: 11 * 86_400)
         h.tick()
         #expect(try h.store.room(named: room) != nil, "used 11 days ago")
@@ -108,7 +131,8 @@ import Testing
         let h = CoreHarness { $0.maintenanceInterval = 1000 }
         let room = makeRoom()
         let key = try makeKey()
-        _ = try h.establish(room, key: key)
+        let pairing = try h.establish(room, key: key)
+        h.closed(pairing.phone)  // its Mac goes with it (peer gone)
         let mac = try h.signedJoin(room, .mac, key: key).id
         for _ in 0..<40 {
             h.clock.advance(seconds: 86_400)
@@ -137,10 +161,12 @@ import Testing
         let expired = RelayClose(code: 1000, reason: "room expired")
         #expect(h.closes[waiting] == expired && h.closes[greeted] == expired)
         #expect(h.isLive(bystander))
-        // A device coming back finds a pairing room: its signed join has nothing to check against.
+        // A device coming back finds a pairing room: nothing checks its signature (open mode
+        // admits any proof there), and a phone may register a new verifier.
         #expect(
-            h.join(room, .phone, proof: .signature([UInt8](repeating: 7, count: 64))).result
-                == .refused("bad signature"))
+            h.join(room, .mac, proof: .signature([UInt8](repeating: 7, count: 64))).result
+                == .admitted(registrationToken: nil))
+        #expect(try h.store.room(named: room) == nil)
     }
 
     // MARK: - Keepalive
@@ -161,18 +187,17 @@ import Testing
         h.tick()
         #expect(h.dropped == [phone], "the phone missed its pong")
         #expect(h.closes[phone] == nil, "dropped, no close frame")
-        #expect(h.isLive(mac))
-        #expect(h.pings.filter { $0 == mac }.count == 2)
-        h.core.pong(from: mac)
-        // The Mac misses the next one: dropped, and its phone gets `peer gone`.
+        #expect(h.closes[mac] == RelayClose(code: 1001, reason: "peer gone"), "its Mac learns the phone is gone")
+        // The Mac misses one: dropped, and its phone gets `peer gone`.
+        let mac2 = try h.parkMac(room)
         let phone2 = try h.joinPhone(room).id
         h.clock.advance(seconds: 30)
         h.tick()
-        #expect(h.dropped.contains(phone2) == false)
+        #expect(h.pings.filter { $0 == mac2 }.count == 1)
         h.core.pong(from: phone2)
         h.clock.advance(seconds: 30)
         h.tick()
-        #expect(h.dropped.contains(mac))
+        #expect(h.dropped.contains(mac2) && !h.dropped.contains(phone2))
         #expect(h.closes[phone2] == RelayClose(code: 1001, reason: "peer gone"))
         #expect(h.core.connectionCount == 0)
     }

@@ -101,6 +101,19 @@ let relayPeerScript = #"""
         return message
 
 
+    def frames_then_close(ws):
+        """Reads until the relay closes: how many frames came first, and 'code reason'."""
+        count = 0
+        try:
+            while True:
+                ws.recv(timeout=T)
+                count += 1
+        except ConnectionClosed as error:
+            return "%d frames, %s" % (count, "%d %s" % (error.rcvd.code, error.rcvd.reason) if error.rcvd else "no close frame")
+        except TimeoutError:
+            return "still open"
+
+
     def close_of(ws):
         """Reads until the relay closes; 'code reason' of its close frame."""
         try:
@@ -141,28 +154,41 @@ let relayPeerScript = #"""
         return "refused " + str(result.get("error"))
 
 
-    def post(path, body=None, room=None, extra=()):
-        data = b"" if body is None else json.dumps(body).encode()
-        request = urllib.request.Request("http://127.0.0.1:%d%s" % (PORT, path), data=data, method="POST")
-        request.add_header("x-relay-room", room or ROOM)
-        request.add_header("User-Agent", "iTerm2Companion")
-        for name, value in extra:
+    def answer_text(status, body, content_type):
+        """'status ok|error' for a JSON answer, 'status text (plain)' for a plain-text one."""
+        if (content_type or "").startswith("application/json"):
+            answer = json.loads(body)
+            return "%d %s" % (status, "ok" if answer.get("ok") is True else answer.get("error"))
+        return "%d %s (plain)" % (status, body.decode())
+
+
+    def request(method, path, body=None, room=None, extra=(), headers=None):
+        data = None if body is None else json.dumps(body).encode()
+        if data is None and method == "POST":
+            data = b""
+        request = urllib.request.Request("http://127.0.0.1:%d%s" % (PORT, path), data=data, method=method)
+        if headers is None:
+            headers = [("x-relay-room", room or ROOM)]
+        for name, value in list(headers) + [("User-Agent", "iTerm2Companion")] + list(extra):
             request.add_header(name, value)
         try:
             with urllib.request.urlopen(request, timeout=T) as response:
-                status, body = response.status, response.read()
+                status, body, kind = response.status, response.read(), response.headers.get("Content-Type")
         except urllib.error.HTTPError as error:
-            status, body = error.code, error.read()
-        answer = json.loads(body)
-        return "%d %s" % (status, "ok" if answer.get("ok") is True else answer.get("error"))
+            status, body, kind = error.code, error.read(), error.headers.get("Content-Type")
+        return answer_text(status, body, kind)
+
+
+    def post(path, body=None, room=None, extra=()):
+        return request("POST", path, body, room, extra)
 
 
     def upgrade_status(**kwargs):
         try:
             ws = ws_open(**kwargs)
         except InvalidStatus as error:
-            body = json.loads(error.response.body or b"{}")
-            return "%d %s" % (error.response.status_code, body.get("error"))
+            response = error.response
+            return answer_text(response.status_code, response.body or b"", response.headers.get("Content-Type"))
         ws.close()
         return "101"
 
@@ -200,21 +226,38 @@ let relayPeerScript = #"""
         obs("phone.fragmented", recv_bytes(phone).decode())
         phone.send([b"x" * 100000, b"y" * 100000, b"z" * 62144])
         obs("mac.fragmented256KiB", len(recv_bytes(mac)))
-        mac.send("text after admission is not spliced")
-        mac.send(b"after text")
-        obs("phone.afterText", recv_bytes(phone).decode())
+        # Text is spliced too, as text: whole, fragmented, and with characters split across frames.
+        mac.send("text after admission, é€𝄞")
+        obs("phone.text", phone.recv(timeout=T))
+        phone.send(["fré", "€|", "𝄞"])
+        obs("mac.fragmentedText", mac.recv(timeout=T))
+        big_text = "€" * 87381  # 262143 bytes
+        mac.send(big_text)
+        obs("phone.bigText", phone.recv(timeout=T) == big_text)
         obs("mac.pong", mac.ping().wait(T))
         obs("phone.pong", phone.ping().wait(T))
         try:
-            phone.send(os.urandom(256 * 1024 + 1))
+            phone.send("€" * 87382)  # 262146 bytes: over the limit, as text
         except ConnectionClosed:
             pass
-        obs("phone.oversize", close_of(phone))
-        obs("mac.pongAfterPhoneLeft", mac.ping().wait(T))
-        phone2, result = admit("phone")
+        obs("phone.oversizeText", close_of(phone))
+        obs("mac.afterPhoneClosedByRelay", close_of(mac))
+        # Either side leaving takes the other: the phone closing, then the Mac closing.
+        mac, result = admit("mac")
+        phone, result = admit("phone")
+        phone.close()
+        obs("mac.afterPhoneLeft", close_of(mac))
+        mac, result = admit("mac")
+        phone, result = admit("phone")
         obs("phone2.result", result_text(result))
+        # A reconnecting phone displaces the old one; the Mac stays.
+        phone3, result = admit("phone")
+        obs("phone2.displaced", close_of(phone))
+        obs("mac.afterDisplacement", mac.ping().wait(T))
+        phone3.send(b"still spliced")
+        obs("mac.fromPhone3", recv_bytes(mac).decode())
         mac.close()
-        obs("phone2.afterMacLeft", close_of(phone2))
+        obs("phone3.afterMacLeft", close_of(phone3))
 
 
     def padded_hello(size):
@@ -243,8 +286,7 @@ let relayPeerScript = #"""
         obs("binary8193", close_of(big_binary))
         early = ws_open()
         early.send(b"early")
-        obs("binaryEarly.result", result_text(recv_json(early)))
-        obs("binaryEarly", close_of(early))
+        obs("binaryEarly", frames_then_close(early))
 
 
     def scenario_displace():
@@ -264,11 +306,37 @@ let relayPeerScript = #"""
 
     def scenario_badhello():
         for name, text in [("notJson", "not json"), ("v2", '{"v":2,"role":"mac"}'), ("vTrue", '{"v":true,"role":"mac"}'),
-                           ("tablet", '{"v":1,"role":"tablet"}'), ("nonDisplacingYes", '{"v":1,"role":"phone","nonDisplacing":"yes"}')]:
+                           ("tablet", '{"v":1,"role":"tablet"}'), ("array", "[]"), ("number", "5")]:
             ws = ws_open()
             ws.send(text)
-            obs(name + ".result", result_text(recv_json(ws)))
-            obs(name, close_of(ws))
+            obs(name, frames_then_close(ws))
+        # nonDisplacing counts only when exactly true; anything else is an ordinary Hello.
+        ws = ws_open()
+        ws.send('{"v":1,"role":"mac","nonDisplacing":"yes"}')
+        obs("nonDisplacingYes", "nonce" in recv_json(ws))
+
+
+    def scenario_openproof():
+        """Open mode admits a pairing room's sockets whatever their Proof carries."""
+        mac, result = admit("mac", proof={"ticket": "AAAA"})
+        obs("mac.ticket", result_text(result))
+        phone, result = admit("phone", proof={"sig": b64(bytes(64))})
+        obs("phone.sig", result_text(result))
+        phone.send("hello over a signature nobody checked")
+        obs("mac.got", mac.recv(timeout=T))
+
+
+    def scenario_gate():
+        """Upstream's order: Origin (403), then the room (400), then method and path (501)."""
+        good = [("x-relay-room", ROOM)]
+        bad = [("x-relay-room", "nope")]
+        obs("getRoot.badRoom", request("GET", "/", headers=bad))
+        obs("getRoot.noRoom", request("GET", "/", headers=[]))
+        obs("getRoot.goodRoom", request("GET", "/", headers=good))
+        obs("getRegister.goodRoom", request("GET", "/register", headers=good))
+        obs("postRoot.origin", request("POST", "/", headers=bad, extra=[("Origin", "https://evil.example")]))
+        obs("register.noJson", request("POST", "/register", headers=good))
+        obs("healthz.noRoom", request("GET", "/healthz", headers=[]))
 
 
     def scenario_established():
@@ -340,11 +408,11 @@ let relayPeerScript = #"""
         phone.send(b"x")
         obs("phone", close_of(phone))
         obs("mac", close_of(mac))
-        ws = ws_open()
-        ws.send(hello_text("mac"))
-        nonce = unb64(recv_json(ws)["nonce"])
-        ws.send(json.dumps({"sig": b64(key.sign_join("mac", nonce, ROOM, ORIGIN))}))
-        obs("again", close_of(ws))
+        # Upstream admits into a room over its quota, then closes it at the first frame.
+        again, result = admit("mac", key=key)
+        obs("again.result", result_text(result))
+        again.send(b"y")
+        obs("again", close_of(again))
 
 
     def scenario_shutdown():

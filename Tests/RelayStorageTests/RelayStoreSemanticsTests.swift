@@ -52,12 +52,12 @@ let roomC = String(repeating: "c", count: 64)
     @Test(arguments: StoreKind.allCases)
     func registerOnPairingRoomKeepsQuota(kind: StoreKind) throws {
         let store = try kind.make().store
-        try store.save(RoomRecord(name: roomA, lastActivity: 10, quotaDay: 5, quotaBytes: 77))
+        try store.save(RoomRecord(name: roomA, lastActivity: 10, quotaWindowStart: 5, quotaBytes: 77))
         let verifier = [UInt8](repeating: 9, count: 32)
         #expect(try store.registerVerifier(verifier, room: roomA, now: 20))
         #expect(
             try store.room(named: roomA)
-                == RoomRecord(name: roomA, verifier: verifier, lastActivity: 20, quotaDay: 5, quotaBytes: 77))
+                == RoomRecord(name: roomA, verifier: verifier, lastActivity: 20, quotaWindowStart: 5, quotaBytes: 77))
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -159,13 +159,13 @@ let roomC = String(repeating: "c", count: 64)
         let store = try kind.make().store
         #expect(try store.room(named: roomA) == nil)
         let record = RoomRecord(
-            name: roomA, verifier: Array(0..<32), lastActivity: 1_700_000_000, quotaDay: 19_675,
+            name: roomA, verifier: Array(0..<32), lastActivity: 1_700_000_000, quotaWindowStart: 1_699_990_000,
             quotaBytes: Int64.max)
         try store.save(record)
         #expect(try store.room(named: roomA) == record)
         var updated = record
         updated.lastActivity += 60
-        updated.quotaDay += 1
+        updated.quotaWindowStart += 86_400
         updated.quotaBytes = 4096
         try store.save(updated)
         #expect(try store.room(named: roomA) == updated)

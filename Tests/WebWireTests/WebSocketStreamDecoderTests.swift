@@ -5,14 +5,16 @@ import Testing
 /// The cut-through decoder must see exactly what the assembling decoder sees: the same messages
 /// (binary ones rebuilt from the streamed pieces) and the same first error, whatever the chunking.
 struct WebSocketStreamDecoderTests {
-    /// Runs the stream decoder over `bytes` cut into chunks; binary messages are rebuilt.
+    /// Runs the stream decoder over `bytes` cut into chunks; streamed messages are rebuilt.
     static func streamDecode(
-        _ bytes: [UInt8], role: WebSocketRole, maximumMessageSize: Int = 1 << 20, chunks: inout SeededGenerator,
-        largestChunk: Int
+        _ bytes: [UInt8], role: WebSocketRole, maximumMessageSize: Int = 1 << 20, streamsText: Bool = false,
+        chunks: inout SeededGenerator, largestChunk: Int
     ) -> (messages: [WebSocketMessage], error: WebSocketProtocolError?) {
         let decoder = WebSocketStreamDecoder(role: role, maximumMessageSize: maximumMessageSize)
+        decoder.streamsText = streamsText
         var messages: [WebSocketMessage] = []
         var binary: [UInt8] = []
+        var messageIsText = false
         var frameFin = false
         var inFrame = false
         var start = 0
@@ -24,17 +26,20 @@ struct WebSocketStreamDecoderTests {
                 try chunk.withUnsafeMutableBytes { buffer in
                     try decoder.decode(buffer) { event in
                         switch event {
-                        case .binaryFrameStart(_, let fin, _):
+                        case .dataFrameStart(let opcode, let fin, _):
                             #expect(!inFrame)
+                            #expect(streamsText || opcode != .text)
+                            if opcode != .continuation { messageIsText = opcode == .text }
                             inFrame = true
                             frameFin = fin
-                        case .binaryPayload(let payload):
+                        case .dataPayload(let payload):
                             #expect(inFrame)
                             binary.append(contentsOf: payload)
-                        case .binaryFrameEnd:
+                        case .dataFrameEnd:
                             inFrame = false
                             if frameFin {
-                                messages.append(.binary(binary))
+                                messages.append(
+                                    messageIsText ? .text(String(decoding: binary, as: UTF8.self)) : .binary(binary))
                                 binary = []
                             }
                         case .message(let message):
@@ -52,12 +57,13 @@ struct WebSocketStreamDecoderTests {
         return (messages, nil)
     }
 
-    @Test(arguments: [WebSocketRole.server, .client])
-    func randomChunkingsMatchTheAssemblingDecoder(role: WebSocketRole) throws {
+    @Test(arguments: [WebSocketRole.server, .client], [false, true])
+    func randomChunkingsMatchTheAssemblingDecoder(role: WebSocketRole, streamsText: Bool) throws {
         let (bytes, expected) = WebSocketStreamTests.mixedStream(role: role)
         var random = SeededGenerator(seed: 11)
         for largest in [1, 7, 300, 20_000, 1 << 20] {
-            let result = Self.streamDecode(bytes, role: role, chunks: &random, largestChunk: largest)
+            let result = Self.streamDecode(
+                bytes, role: role, streamsText: streamsText, chunks: &random, largestChunk: largest)
             #expect(result.error == nil)
             #expect(result.messages == expected, "chunks up to \(largest) bytes")
         }
@@ -70,7 +76,7 @@ struct WebSocketStreamDecoderTests {
         var pieces: [UnsafeRawBufferPointer] = []
         try bytes.withUnsafeMutableBytes { buffer in
             try decoder.decode(buffer) { event in
-                if case .binaryPayload(let chunk) = event {
+                if case .dataPayload(let chunk) = event {
                     // The chunk lies inside the caller's buffer.
                     #expect(chunk.baseAddress! >= UnsafeRawPointer(buffer.baseAddress!))
                     pieces.append(chunk)
@@ -93,7 +99,7 @@ struct WebSocketStreamDecoderTests {
             try decoder.decode(buffer) { event in
                 switch event {
                 case .message(.text): decoder.maximumMessageSize = 8192
-                case .binaryPayload(let chunk): binaryBytes += chunk.count
+                case .dataPayload(let chunk): binaryBytes += chunk.count
                 default: break
                 }
                 return true
@@ -125,7 +131,10 @@ struct WebSocketStreamDecoderTests {
     }
 
     /// Noise and mutated streams: both decoders end with the same messages and the same error.
-    @Test func fuzzAgreesWithTheAssemblingDecoder() {
+    /// Streaming text, a bad character is refused where it is met, before the message ends: the
+    /// messages still agree, and every stream the assembling decoder refuses is refused too.
+    @Test(arguments: [false, true])
+    func fuzzAgreesWithTheAssemblingDecoder(streamsText: Bool) {
         var random = SeededGenerator(seed: 0xC0FFEE)
         let valid = WebSocketStreamTests.mixedStream(role: .server).bytes.prefix(600)
         var disagreements = 0
@@ -150,9 +159,43 @@ struct WebSocketStreamDecoderTests {
             } catch {
                 expectedError = error
             }
-            let got = Self.streamDecode(input, role: role, maximumMessageSize: limit, chunks: &random, largestChunk: 32)
-            if got.messages != expected || got.error != expectedError { disagreements += 1 }
+            let got = Self.streamDecode(
+                input, role: role, maximumMessageSize: limit, streamsText: streamsText, chunks: &random,
+                largestChunk: 32)
+            let errorsAgree = streamsText ? (expectedError == nil || got.error != nil) : got.error == expectedError
+            if got.messages != expected || !errorsAgree { disagreements += 1 }
         }
         #expect(disagreements == 0)
+    }
+
+    /// Streamed text is checked as it passes: every way UTF-8 can be wrong is refused with 1007,
+    /// a character split across chunks, frames and fragments is not, and a message may not end
+    /// inside a character.
+    @Test func streamedTextIsCheckedForUTF8AcrossChunksAndFragments() throws {
+        let invalid: [[UInt8]] = [
+            [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80],
+            [0x80], [0xC2, 0x41], [0xFF],
+        ]
+        for bad in invalid {
+            var random = SeededGenerator(seed: 5)
+            let bytes = frame(.text, Array("ok ".utf8) + bad + Array(" more".utf8), to: .server)
+            let result = Self.streamDecode(bytes, role: .server, streamsText: true, chunks: &random, largestChunk: 2)
+            #expect(result.error?.closeCode == 1007, "\(bad)")
+        }
+        // A message that ends half-way through a character.
+        var random = SeededGenerator(seed: 6)
+        let truncated = frame(.text, [0x61, 0xE2, 0x82], to: .server)
+        #expect(
+            Self.streamDecode(truncated, role: .server, streamsText: true, chunks: &random, largestChunk: 1).error?
+                .closeCode == 1007)
+        // "€" (E2 82 AC) and "𝄞" (F0 9D 84 9E) split across two fragments, one byte at a time.
+        let text = "a€𝄞z"
+        let utf8 = Array(text.utf8)
+        let split =
+            frame(.text, Array(utf8[0..<3]), fin: false, to: .server)
+            + frame(.continuation, Array(utf8[3...]), to: .server)
+        let result = Self.streamDecode(split, role: .server, streamsText: true, chunks: &random, largestChunk: 1)
+        #expect(result.error == nil)
+        #expect(result.messages == [.text(text)])
     }
 }

@@ -26,6 +26,10 @@ public struct RelayConfiguration: Sendable {
     public var idleRoomLifetime = RelayLimits.idleRoomLifetime
     public var upgradesPerMinute = RelayLimits.upgradesPerMinute
     public var socketsPerAddress = RelayLimits.socketsPerAddress
+    /// WebSockets the relay holds at most (503 `capacity` beyond).
+    public var maximumSockets = RelayLimits.maximumSockets
+    /// Rooms with sockets the relay holds at most; a request for a new one beyond is 503 `capacity`.
+    public var maximumRooms = RelayLimits.maximumRooms
     public var attestRequestsPerMinute = RelayLimits.attestRequestsPerMinute
     /// Milliseconds between the relay's pings.
     public var pingInterval = RelayLimits.pingInterval * 1000

@@ -5,25 +5,59 @@ import RelayProtocol
 import RelayStorage
 
 extension RelayCore {
-    /// The POST endpoints of interop-facts §5 plus `/healthz` and `/metrics`. `peerIsLoopback`
-    /// gates `/metrics`. The shell answers `/status` itself (it owns the listener) and caps the
-    /// body at `configuration.httpBodySize` (413) before calling.
+    /// The operator's endpoints, ours and upstream's `/metrics`: they carry no room and skip the
+    /// client request gate. `/status` is answered by the shell (it owns the listener).
+    public static let operatorPaths: Set<String> = ["/healthz", "/metrics", StatusEndpoint.path]
+
+    /// True when a request reached the relay from this machine directly: a loopback peer and no
+    /// header a reverse proxy adds, so a proxy on the same machine cannot expose local endpoints.
+    public static func isLocal(_ head: HTTPRequestHead, peerIsLoopback: Bool) -> Bool {
+        peerIsLoopback
+            && ["x-forwarded-for", "cf-connecting-ip", "forwarded"].allSatisfy { head.values(named: $0).isEmpty }
+    }
+
+    /// The checks on a (non-upgrade) request's head, in upstream's order, before its body is read:
+    /// the request gate (`gate`), the per-address `/attest*` rate (429), the relay's capacity for a
+    /// new room (503). Operator endpoints skip them. Nil: read the body, then `respond`.
+    public func checkRequest(_ head: HTTPRequestHead, address: String) -> HTTPResponse? {
+        let path = String(head.path)
+        if Self.operatorPaths.contains(path) { return nil }
+        if let refusal = gate(head) { return refusal }
+        if path.hasPrefix("/attest") {
+            var usage = addresses[address] ?? AddressUsage()
+            defer { addresses[address] = usage }
+            guard
+                usage.attestRequests.admit(
+                    at: clock.milliseconds, limit: configuration.attestRequestsPerMinute, length: 60_000)
+            else { return refuseHTTP(RelayHTTP.plain(429, "rate limited")) }
+        }
+        if let name = roomName(in: head), rooms[name] == nil, rooms.count >= configuration.maximumRooms {
+            return refuseHTTP(RelayHTTP.plain(503, "capacity"))
+        }
+        return nil
+    }
+
+    /// Answers a request whose head passed `checkRequest`: the POST endpoints of interop-facts §5,
+    /// `/healthz` and `/metrics` (local peers only); anything else is 501. A body over
+    /// `configuration.httpBodySize` is 413 (the shell refuses it from its Content-Length first).
     public func respond(to head: HTTPRequestHead, body: [UInt8], address: String, peerIsLoopback: Bool) -> HTTPResponse
     {
-        let response = route(head, body: body, address: address, peerIsLoopback: peerIsLoopback)
+        let response =
+            body.count > configuration.httpBodySize
+            ? RelayHTTP.plain(413, "payload too large")
+            : route(head, body: body, local: Self.isLocal(head, peerIsLoopback: peerIsLoopback))
         metrics.httpResponses[response.status, default: 0] += 1
         return response
     }
 
-    private func route(_ head: HTTPRequestHead, body: [UInt8], address: String, peerIsLoopback: Bool) -> HTTPResponse {
-        if !head.values(named: "origin").isEmpty { return RelayHTTP.error(403, "forbidden") }
+    private func route(_ head: HTTPRequestHead, body: [UInt8], local: Bool) -> HTTPResponse {
         let path = String(head.path)
-        switch path {
-        case "/healthz":
+        switch (head.method, path) {
+        case (_, "/healthz"):
             guard head.method == "GET" || head.method == "HEAD" else { return methodNotAllowed("GET, HEAD") }
             return RelayHTTP.ok()
-        case "/metrics":
-            guard peerIsLoopback else { return RelayHTTP.error(403, "forbidden") }
+        case (_, "/metrics"):
+            guard local else { return RelayHTTP.plain(403, "forbidden") }
             guard head.method == "GET" else { return methodNotAllowed("GET") }
             let stored = try? store.roomCount()
             return HTTPResponse(
@@ -31,45 +65,48 @@ extension RelayCore {
                 body: Array(
                     metrics.render(openConnections: connections.count, activeRooms: rooms.count, storedRooms: stored)
                         .utf8))
-        case "/attest/challenge", "/attest", "/register", "/delete":
-            guard head.method == "POST" else { return methodNotAllowed("POST") }
-            guard body.count <= configuration.httpBodySize else { return RelayHTTP.error(413, "body too large") }
-            guard let room = roomName(in: head) else { return RelayHTTP.error(400, "bad room") }
+        case ("POST", "/attest/challenge"), ("POST", "/attest"), ("POST", "/register"), ("POST", "/delete"):
+            // The gate passed, so there is exactly one well-formed room header.
+            guard let room = roomName(in: head) else { return RelayHTTP.plain(400, "bad room") }
             do {
                 switch path {
-                case "/attest/challenge": return try attestChallenge(room: room, address: address)
-                case "/attest": return try attest(room: room, body: body, address: address)
+                case "/attest/challenge": return try attestChallenge(room: room)
+                case "/attest": return try attest(room: room, body: body)
                 case "/register": return try register(room: room, body: body)
                 default: return try delete(room: room, body: body)
                 }
             } catch {
-                log("store error on \(path): \(error)")
-                return RelayHTTP.error(500, "internal error")
+                log(.failure, "store error on \(path): \(error)")
+                return RelayHTTP.plain(500, "internal error")
             }
         default:
-            return RelayHTTP.error(501, "not implemented")
+            // Upstream answers every other method and path alike, so a client sees no 405.
+            return RelayHTTP.plain(501, "not implemented")
         }
     }
 
     private func methodNotAllowed(_ allow: String) -> HTTPResponse {
-        var response = RelayHTTP.error(405, "method not allowed")
+        var response = RelayHTTP.plain(405, "method not allowed")
         response.extraHeaders = ["Allow: \(allow)"]
         return response
     }
 
-    private func admitAttestRequest(_ address: String) -> Bool {
-        var usage = addresses[address] ?? AddressUsage()
-        defer { addresses[address] = usage }
-        return usage.attestRequests.admit(
-            at: clock.milliseconds, limit: configuration.attestRequestsPerMinute, length: 60_000)
+    /// A request body's JSON object as upstream destructures it: not JSON is 400 `bad json`; the
+    /// JSON `null` fails upstream's handler (500 `internal error`); any other value has no fields.
+    private func bodyObject(_ body: [UInt8]) -> Result<[String: Any], HTTPBodyRefusal> {
+        switch RelayJSON.value(body) {
+        case .invalid: .failure(HTTPBodyRefusal(response: RelayHTTP.error(400, "bad json")))
+        case .null: .failure(HTTPBodyRefusal(response: RelayHTTP.plain(500, "internal error")))
+        case .other: .success([:])
+        case .object(let object): .success(object)
+        }
     }
 
     /// `/attest/challenge`: a fresh 32-byte challenge, at most 16 outstanding per room.
-    private func attestChallenge(room: String, address: String) throws(RelayStoreError) -> HTTPResponse {
-        guard admitAttestRequest(address) else { return RelayHTTP.error(429, "rate limited") }
+    private func attestChallenge(room: String) throws(RelayStoreError) -> HTTPResponse {
         let now = clock.unixSeconds
         guard try store.countSecrets(.challenge, room: room, now: now) < configuration.outstandingChallenges else {
-            return RelayHTTP.error(429, "too many challenges")
+            return RelayHTTP.error(429, "too many outstanding challenges")
         }
         let challenge = random(RelayLimits.nonceSize)
         try store.addSecret(
@@ -80,21 +117,28 @@ extension RelayCore {
 
     /// `/attest`: 400 `attestation disabled` in open mode, as upstream; otherwise the verifier
     /// decides and a ticket bound to the attested key and this room is issued.
-    private func attest(room: String, body: [UInt8], address: String) throws(RelayStoreError) -> HTTPResponse {
-        guard admitAttestRequest(address) else { return RelayHTTP.error(429, "rate limited") }
+    private func attest(room: String, body: [UInt8]) throws(RelayStoreError) -> HTTPResponse {
         guard configuration.attestationRequired else { return RelayHTTP.error(400, "attestation disabled") }
-        guard let object = RelayJSON.object(body), let challenge = RelayJSON.bytes(object["challenge"]),
-            let attestationObject = RelayJSON.bytes(object["attestationObject"])
-        else { return RelayHTTP.error(400, "bad request") }
-        let now = clock.unixSeconds
-        guard try store.takeSecret(.challenge, digest: SHA256.hash(challenge), room: room, now: now) != nil else {
-            return RelayHTTP.error(403, "bad challenge")
+        let object: [String: Any]
+        switch bodyObject(body) {
+        case .failure(let refusal): return refusal.response
+        case .success(let value): object = value
         }
+        guard let challengeText = object["challenge"] as? String,
+            let objectText = object["attestationObject"] as? String
+        else { return RelayHTTP.error(400, "missing fields") }
+        let now = clock.unixSeconds
+        guard let challenge = RelayJSON.bytes(challengeText),
+            try store.takeSecret(.challenge, digest: SHA256.hash(challenge), room: room, now: now) != nil
+        else { return RelayHTTP.error(403, "bad challenge") }
         let clientDataHash = RelayTranscript.attestClientDataHash(challenge: challenge, origin: configuration.origin)
+        guard let attestationObject = RelayJSON.bytes(objectText) else {
+            return RelayHTTP.error(403, "attestation rejected")
+        }
         switch attestation.verifyAttestation(attestationObject, clientDataHash: clientDataHash) {
         case .failure(let failure):
-            log("attestation refused: \(failure.message)")
-            return RelayHTTP.error(403, "bad attestation")
+            log(.event, "attestation refused: \(failure.message)")
+            return RelayHTTP.error(403, "attestation rejected")
         case .success(let keyID):
             let ticket = random(RelayLimits.tokenSize)
             try store.addSecret(
@@ -105,36 +149,49 @@ extension RelayCore {
     }
 
     /// `/register`: the room's first verifier, only with the registration token minted at phone
-    /// admission (and, under attestation, an assertion by the key that attested).
+    /// admission (and, under attestation, an assertion by the key that attested). Upstream's
+    /// refusals in upstream's order; then ours: a verifier that is no Ed25519 public key would
+    /// leave the room unjoinable for good, so it is refused (400 `bad verifier`).
     private func register(room name: String, body: [UInt8]) throws(RelayStoreError) -> HTTPResponse {
-        guard let object = RelayJSON.object(body) else { return RelayHTTP.error(400, "bad request") }
+        let object: [String: Any]
+        switch bodyObject(body) {
+        case .failure(let refusal): return refusal.response
+        case .success(let value): object = value
+        }
+        guard let verifierText = object["verifier"] as? String else { return RelayHTTP.error(400, "missing verifier") }
         let now = clock.unixSeconds
         if try store.room(named: name)?.isEstablished == true { return RelayHTTP.error(403, "already registered") }
-        guard let tokenValue = object["registrationToken"] else { return RelayHTTP.error(403, "token required") }
-        guard let verifier = RelayJSON.bytes(object["verifier"]), verifier.count == Ed25519PublicKey.size,
-            (try? Ed25519PublicKey(raw: verifier)) != nil
-        else { return RelayHTTP.error(400, "bad verifier") }
+        guard let tokenText = object["registrationToken"] as? String else {
+            return RelayHTTP.error(403, "token required")
+        }
         // The token is checked first and taken last: a registration refused for its assertion
         // leaves it usable for a retry with a fresh one.
-        guard let token = RelayJSON.bytes(tokenValue) else { return RelayHTTP.error(403, "bad token") }
+        guard let token = RelayJSON.bytes(tokenText) else { return RelayHTTP.error(403, "bad token") }
         let tokenDigest = SHA256.hash(token)
         guard let keyID = try store.peekSecret(.registrationToken, digest: tokenDigest, room: name, now: now) else {
             return RelayHTTP.error(403, "bad token")
         }
         if configuration.attestationRequired {
-            guard let challenge = RelayJSON.bytes(object["challenge"]),
-                let assertion = RelayJSON.bytes(object["assertion"]),
+            guard !keyID.isEmpty else { return RelayHTTP.error(403, "token not attested") }
+            guard let challengeText = object["challenge"] as? String, let assertionText = object["assertion"] as? String
+            else { return RelayHTTP.error(403, "assertion required") }
+            guard let challenge = RelayJSON.bytes(challengeText),
                 try store.takeSecret(.challenge, digest: SHA256.hash(challenge), room: name, now: now) != nil
-            else { return RelayHTTP.error(403, "bad assertion") }
+            else { return RelayHTTP.error(403, "bad challenge") }
             let clientDataHash = RelayTranscript.attestClientDataHash(
                 challenge: challenge, origin: configuration.origin)
-            if case .failure(let failure) = attestation.verifyAssertion(
-                assertion, keyID: keyID, clientDataHash: clientDataHash)
-            {
-                log("assertion refused: \(failure.message)")
-                return RelayHTTP.error(403, "bad assertion")
+            let verdict =
+                RelayJSON.bytes(assertionText).map {
+                    attestation.verifyAssertion($0, keyID: keyID, clientDataHash: clientDataHash)
+                } ?? .failure(AttestationFailure("the assertion is not base64"))
+            if case .failure(let failure) = verdict {
+                log(.event, "assertion refused: \(failure.message)")
+                return RelayHTTP.error(403, "assertion rejected: \(failure.message)")
             }
         }
+        guard let verifier = RelayJSON.bytes(verifierText), verifier.count == Ed25519PublicKey.size,
+            (try? Ed25519PublicKey(raw: verifier)) != nil
+        else { return RelayHTTP.error(400, "bad verifier") }
         guard try store.takeSecret(.registrationToken, digest: tokenDigest, room: name, now: now) != nil else {
             return RelayHTTP.error(403, "bad token")
         }
@@ -143,31 +200,32 @@ extension RelayCore {
         }
         if let room = rooms[name] {
             room.record = try store.room(named: name)
-            if let record = room.record {
-                room.quotaDay = max(room.quotaDay, record.quotaDay)
-            }
             room.quotaDirty = true
             flushQuota(room)
         }
-        log("a room was established")
+        log(.event, "a room was established")
         return RelayHTTP.ok()
     }
 
     /// `/delete`: a signature by the room's join key over a fresh challenge wipes the room and
     /// closes its sockets with 1000 `room deleted`.
     private func delete(room name: String, body: [UInt8]) throws(RelayStoreError) -> HTTPResponse {
+        let object: [String: Any]
+        switch bodyObject(body) {
+        case .failure(let refusal): return refusal.response
+        case .success(let value): object = value
+        }
         guard let record = try store.room(named: name), let verifierBytes = record.verifier else {
             return RelayHTTP.error(403, "not established")
         }
-        guard let object = RelayJSON.object(body), let challenge = RelayJSON.bytes(object["challenge"]),
-            let signature = RelayJSON.bytes(object["signature"])
-        else { return RelayHTTP.error(400, "bad request") }
-        guard
+        guard let challengeText = object["challenge"] as? String, let signatureText = object["signature"] as? String
+        else { return RelayHTTP.error(403, "signature required") }
+        guard let challenge = RelayJSON.bytes(challengeText),
             try store.takeSecret(.challenge, digest: SHA256.hash(challenge), room: name, now: clock.unixSeconds)
                 != nil
         else { return RelayHTTP.error(403, "bad challenge") }
         let transcript = RelayTranscript.delete(challenge: challenge, room: name, origin: configuration.origin)
-        guard let verifier = try? Ed25519PublicKey(raw: verifierBytes),
+        guard let signature = RelayJSON.bytes(signatureText), let verifier = try? Ed25519PublicKey(raw: verifierBytes),
             verifier.isValidSignature(signature, for: transcript)
         else { return RelayHTTP.error(403, "bad signature") }
         try store.deleteRoom(named: name)
@@ -176,7 +234,12 @@ extension RelayCore {
             room.quotaDirty = false
             closeRoom(room, .roomDeleted)
         }
-        log("a room was deleted")
+        log(.event, "a room was deleted")
         return RelayHTTP.ok()
     }
+}
+
+/// A request body refused before its fields are read.
+private struct HTTPBodyRefusal: Error {
+    let response: HTTPResponse
 }

@@ -87,12 +87,11 @@ extension RelayCore {
                 room.record = nil
                 closeRoom(room, .roomExpired)
             }
-            if !reaped.isEmpty { log("reaped \(reaped.count) idle room(s)") }
+            if !reaped.isEmpty { log(.event, "reaped \(reaped.count) idle room(s)") }
         } catch {
-            log("store error while reaping: \(error)")
+            log(.failure, "store error while reaping: \(error)")
         }
-        let today = now / 86_400
-        exhaustedPairingRooms = exhaustedPairingRooms.filter { $0.value == today }
+        exhaustedPairingRooms = exhaustedPairingRooms.filter { now - $0.value.windowStart < RoomState.quotaWindow }
         let nowMilliseconds = clock.milliseconds
         addresses = addresses.filter { _, usage in
             usage.openSockets > 0 || !usage.upgrades.isIdle(at: nowMilliseconds, length: 60_000)

@@ -15,13 +15,13 @@ public final class RelayCore {
     let clock: any RelayClock
     let random: (Int) -> [UInt8]
     let attestation: any AttestationVerifier
-    let log: (String) -> Void
+    let log: (RelayLogKind, String) -> Void
 
     var connections: [ConnectionID: ConnectionRecord] = [:]
     var rooms: [String: RoomState] = [:]
     var addresses: [String: AddressUsage] = [:]
-    /// Pairing rooms (no stored record) that used up their quota, and the day they did.
-    var exhaustedPairingRooms: [String: Int64] = [:]
+    /// Pairing rooms (no stored record) that used up their quota, with their quota windows.
+    var exhaustedPairingRooms: [String: (windowStart: Int64, bytes: Int64)] = [:]
     /// Sockets awaiting admission in opening order; their deadlines are in the same order.
     var pendingQueue: [ConnectionID] = []
     var pendingQueueHead = 0
@@ -37,7 +37,7 @@ public final class RelayCore {
         configuration: RelayConfiguration, store: any RelayStore, clock: any RelayClock,
         random: @escaping (Int) -> [UInt8] = { SecureRandom.bytes($0) },
         attestation: any AttestationVerifier = UnavailableAttestationVerifier(),
-        log: @escaping (String) -> Void = { _ in }
+        log: @escaping (RelayLogKind, String) -> Void = { _, _ in }
     ) {
         self.configuration = configuration
         self.store = store
@@ -65,19 +65,36 @@ public final class RelayCore {
 
     // MARK: - WebSocket upgrade
 
-    /// The checks before a WebSocket upgrade is accepted, in order: an `Origin` header (403
-    /// `forbidden`), the room header (400 `bad room`), the client address's upgrade rate and open
-    /// sockets (429). Nil: go on with the WebSocket handshake, then `open`.
+    /// The checks before a WebSocket upgrade is accepted, in upstream's order: the request gate
+    /// (`Origin`: 403, the room header: 400), the client address's upgrade rate and open sockets
+    /// (429), then the relay's capacity (503). Nil: go on with the WebSocket handshake, then `open`.
     public func checkUpgrade(_ head: HTTPRequestHead, address: String) -> HTTPResponse? {
-        if !head.values(named: "origin").isEmpty { return refuseHTTP(403, "forbidden") }
-        guard roomName(in: head) != nil else { return refuseHTTP(400, "bad room") }
+        if let refusal = gate(head) { return refusal }
         let now = clock.milliseconds
         var usage = addresses[address] ?? AddressUsage()
         defer { addresses[address] = usage }
         guard usage.upgrades.admit(at: now, limit: configuration.upgradesPerMinute, length: 60_000) else {
-            return refuseHTTP(429, "rate limited")
+            return refuseHTTP(RelayHTTP.plain(429, "rate limited"))
         }
-        guard usage.openSockets < configuration.socketsPerAddress else { return refuseHTTP(429, "too many sockets") }
+        guard usage.openSockets < configuration.socketsPerAddress else {
+            return refuseHTTP(RelayHTTP.plain(429, "too many connections"))
+        }
+        guard connections.count < configuration.maximumSockets else {
+            return refuseHTTP(RelayHTTP.plain(503, "capacity"))
+        }
+        if let name = roomName(in: head), rooms[name] == nil, rooms.count >= configuration.maximumRooms {
+            return refuseHTTP(RelayHTTP.plain(503, "capacity"))
+        }
+        return nil
+    }
+
+    /// The checks every client request passes first, before its method or path is looked at (as
+    /// upstream's entry gate): no `Origin` header (403 `forbidden`: browsers send one, native
+    /// clients never do), then exactly one `x-relay-room` of 64 lowercase hex (400 `bad room`).
+    /// Nil: the request may go on.
+    public func gate(_ head: HTTPRequestHead) -> HTTPResponse? {
+        if !head.values(named: "origin").isEmpty { return refuseHTTP(RelayHTTP.plain(403, "forbidden")) }
+        guard roomName(in: head) != nil else { return refuseHTTP(RelayHTTP.plain(400, "bad room")) }
         return nil
     }
 
@@ -101,16 +118,22 @@ public final class RelayCore {
 
     // MARK: - Frames
 
-    /// A text frame: admission (Hello, then Proof). Text after admission is not spliced; it is
-    /// dropped.
+    /// A complete text frame before admission: the Hello, then the Proof. (After admission text
+    /// messages are streamed like binary ones, through `frame`.)
     public func text(_ text: String, from id: ConnectionID) {
         guard let connection = connections[id] else { return }
         switch connection.phase {
         case .awaitingHello:
-            guard let hello = RelayHello.parse(text) else { return refuse(connection, .badHello) }
-            let nonce = random(RelayLimits.nonceSize)
-            connection.phase = .awaitingProof(hello, nonce: nonce)
-            actions.append(.sendText(id, RelayChallenge(nonce: nonce).json))
+            switch RelayHello.read(text) {
+            case .malformed:
+                metrics.admissions[AdmissionError.badHello.rawValue, default: 0] += 1
+                return close(connection, .refused(.badHello))  // no Result first, as upstream
+            case .null: return close(connection, .internalError)
+            case .hello(let hello):
+                let nonce = random(RelayLimits.nonceSize)
+                connection.phase = .awaitingProof(hello, nonce: nonce)
+                actions.append(.sendText(id, RelayChallenge(nonce: nonce).json))
+            }
         case .awaitingProof(let hello, let nonce):
             admit(connection, hello: hello, nonce: nonce, proofText: text)
         case .admitted:
@@ -118,37 +141,39 @@ public final class RelayCore {
         }
     }
 
-    /// A binary frame of `byteCount` payload bytes: where to forward it (the room's other slot),
-    /// or nil to drop it (no peer yet, or the frame broke a rule and the sender is being closed).
-    public func binary(byteCount: Int, from id: ConnectionID) -> ConnectionID? {
+    /// A data frame header (text or binary, `byteCount` payload bytes) from `id`: where to forward
+    /// it, or nil to drop it. `startsMessage` is false for the continuation frames of a fragmented
+    /// message, which go where the message's first frame went. Before admission any binary frame
+    /// breaks admission. After it, every message counts toward the room's frame rate and every
+    /// byte toward its quota, forwarded or not; a message with no peer to take it is dropped.
+    public func frame(byteCount: Int, startsMessage: Bool, from id: ConnectionID) -> ConnectionID? {
         guard let connection = connections[id] else { return nil }
         guard case .admitted(let role) = connection.phase else {
-            // Pre-auth bytes are never buffered or forwarded: a binary frame breaks admission.
+            // Pre-auth bytes are never buffered or forwarded.
             if case .awaitingHello = connection.phase {
-                refuse(connection, .badHello)
+                metrics.admissions[AdmissionError.badHello.rawValue, default: 0] += 1
+                close(connection, .refused(.badHello))
             } else {
                 refuse(connection, .badProof)
             }
             return nil
         }
         let room = connection.room
-        let now = clock.milliseconds
-        let second = now / 1000
-        if room.frameSecond != second {
-            room.frameSecond = second
-            room.framesThisSecond = 0
+        if startsMessage {
+            guard room.messages.admit(at: clock.milliseconds, limit: configuration.framesPerSecond, length: 1000)
+            else {
+                close(connection, .frameRateExceeded)
+                return nil
+            }
         }
-        room.framesThisSecond += 1
-        guard room.framesThisSecond <= configuration.framesPerSecond else {
-            close(connection, .frameRateExceeded)
-            return nil
-        }
-        guard let peer = room.slot(role == .mac ? .phone : .mac) else {
-            metrics.framesDropped += 1
-            return nil
-        }
-        guard room.spend(byteCount, day: clock.unixSeconds / 86_400, limit: configuration.bytesPerDay) else {
+        guard room.spend(byteCount, now: clock.unixSeconds, limit: configuration.bytesPerDay) else {
             closeRoom(room, .dailyQuotaExceeded)
+            return nil
+        }
+        let peer = room.slot(role == .mac ? .phone : .mac)
+        if startsMessage { connection.messageTarget = peer }
+        guard let peer, connection.messageTarget === peer else {
+            metrics.framesDropped += 1
             return nil
         }
         metrics.framesSpliced += 1
@@ -162,79 +187,87 @@ public final class RelayCore {
     }
 
     /// The socket is gone (the peer closed it, it broke the WebSocket protocol, or the shell closed
-    /// it after an action). Unknown ids are ignored.
+    /// it after an action). Unknown ids are ignored. An admitted side going takes its peer with it
+    /// (1001 `peer gone`), so a parked Mac re-parks and the next phone meets a fresh handshake.
     public func closed(_ id: ConnectionID) {
         guard let connection = connections[id] else { return }
         forget(connection)
-        // The Mac's side of the end-to-end channel is gone: the phone must reconnect to a fresh
-        // park. A phone leaving leaves the Mac parked (its next phone starts a new handshake).
-        if case .admitted(.mac) = connection.phase, let phone = connection.room.phone {
-            close(phone, .peerGone)
-        }
+        closePeer(of: connection)
         releaseIfEmpty(connection.room)
     }
 
     // MARK: - Admission
 
+    /// The Proof decides, in upstream's order: the proof rate, then the credential the room asks
+    /// for (a signature in an established room; in a pairing room nothing in open mode, a ticket
+    /// from phones under attestation), then the slot.
     private func admit(_ connection: ConnectionRecord, hello: RelayHello, nonce: [UInt8], proofText: String) {
         let room = connection.room
-        let now = clock.milliseconds
-        guard room.proofs.admit(at: now, limit: configuration.proofsPerWindow, length: configuration.proofWindow) else {
-            return refuse(connection, .rateLimited)
-        }
-        guard let proof = RelayProof.parse(proofText) else { return refuse(connection, .badProof) }
         let role = hello.role
+        guard
+            room.proofs.admit(
+                at: clock.milliseconds, limit: configuration.proofsPerWindow, length: configuration.proofWindow)
+        else { return refuse(connection, .rateLimited) }
+        let presented = RelayProof.presented(proofText)
+        guard case .fields(let signature, let ticket) = presented else {
+            // Upstream fails on a `null` Proof only where it reads a field of it.
+            if presented == .null && (room.isEstablished || (configuration.attestationRequired && role == .phone)) {
+                return close(connection, .internalError)
+            }
+            if presented == .unparseable { return refuse(connection, .badProof) }
+            return admitToSlot(connection, role: role, hello: hello, ticketDigest: nil, attestedKey: [])
+        }
         var attestedKey: [UInt8] = []
         var ticketDigest: [UInt8]?
         if let verifier = room.record?.verifier {
-            guard case .signature(let signature) = proof else { return refuse(connection, .signatureRequired) }
+            guard let signature else { return refuse(connection, .signatureRequired) }
             let transcript = RelayTranscript.join(
                 role: role, nonce: nonce, room: room.name, origin: configuration.origin)
-            guard let key = try? Ed25519PublicKey(raw: verifier), key.isValidSignature(signature, for: transcript)
-            else {
-                return refuse(connection, .badSignature)
+            guard let signatureBytes = RelayJSON.bytes(signature), let key = try? Ed25519PublicKey(raw: verifier),
+                key.isValidSignature(signatureBytes, for: transcript)
+            else { return refuse(connection, .badSignature) }
+            // A verified join proves the pairing is live, whatever the slot says next.
+            touchActivity(room, force: false)
+        } else if configuration.attestationRequired && role == .phone {
+            // The Mac cannot attest and parks on its Noise key alone; the phone brings a ticket.
+            guard let ticket else { return refuse(connection, .ticketRequired) }
+            // Checked now, taken only once every other check has passed: unlike upstream, a
+            // refused attempt (`mac offline`, `slot occupied`) does not use the ticket up.
+            guard let bytes = RelayJSON.bytes(ticket) else { return refuse(connection, .badTicket) }
+            let digest = SHA256.hash(bytes)
+            do {
+                guard let key = try store.peekSecret(.ticket, digest: digest, room: room.name, now: clock.unixSeconds)
+                else { return refuse(connection, .badTicket) }
+                attestedKey = key
+                ticketDigest = digest
+            } catch {
+                return fail(connection, error)
             }
-        } else {
-            switch (role, proof) {
-            case (.mac, .empty): break
-            case (_, .signature): return refuse(connection, .badSignature)  // nothing registered to check it against
-            case (.mac, .ticket): return refuse(connection, .badProof)
-            case (.phone, .empty), (.phone, .ticket):
-                guard room.mac != nil else { return refuse(connection, .macOffline) }
-                if case .ticket(let ticket) = proof {
-                    // Checked now, taken only once every other check has passed: a refused
-                    // attempt does not use the ticket up.
-                    guard let bytes = RelayJSON.bytes(ticket) else { return refuse(connection, .badTicket) }
-                    let digest = SHA256.hash(bytes)
-                    do {
-                        guard
-                            let key = try store.peekSecret(
-                                .ticket, digest: digest, room: room.name, now: clock.unixSeconds)
-                        else { return refuse(connection, .badTicket) }
-                        attestedKey = key
-                        ticketDigest = digest
-                    } catch {
-                        return fail(connection, error)
-                    }
-                } else if configuration.attestationRequired {
-                    return refuse(connection, .ticketRequired)
+        }
+        admitToSlot(connection, role: role, hello: hello, ticketDigest: ticketDigest, attestedKey: attestedKey)
+    }
+
+    /// The credential passed: a phone needs a parked Mac, a pairing room counts the phone's
+    /// cycle, `nonDisplacing` yields to a holder, and otherwise the newest connection wins.
+    private func admitToSlot(
+        _ connection: ConnectionRecord, role: RelayRole, hello: RelayHello, ticketDigest: [UInt8]?,
+        attestedKey: [UInt8]
+    ) {
+        let room = connection.room
+        if !room.isEstablished && role == .mac { room.pairingCycles = 0 }  // a fresh park gets a fresh budget
+        if role == .phone {
+            guard room.mac != nil else { return refuse(connection, .macOffline) }
+            if !room.isEstablished {
+                room.pairingCycles += 1
+                if room.pairingCycles > configuration.pairingCycles {
+                    metrics.admissions["pairing cycle cap", default: 0] += 1
+                    log(.event, "a pairing room passed its cycle cap and was closed")
+                    return closeRoom(room, .pairingCycleCap)
                 }
             }
         }
-        if room.isOverQuota(day: clock.unixSeconds / 86_400, limit: configuration.bytesPerDay) {
-            metrics.admissions["daily quota exceeded", default: 0] += 1
-            return close(connection, .dailyQuotaExceeded)
-        }
         let holder = room.slot(role)
         if holder != nil && hello.nonDisplacing { return refuse(connection, .slotOccupied) }
-        if !room.isEstablished && role == .phone {
-            room.pairingCycles += 1
-            if room.pairingCycles > configuration.pairingCycles {
-                metrics.admissions["pairing cycle cap", default: 0] += 1
-                log("a pairing room passed its cycle cap and was closed")
-                return closeRoom(room, .pairingCycleCap)
-            }
-        }
         if let ticketDigest {
             do {
                 guard
@@ -256,12 +289,11 @@ public final class RelayCore {
             }
             token = minted
         }
-        if let holder { close(holder, .displaced) }
-        if role == .mac { room.pairingCycles = 0 }  // a fresh park gets a fresh budget
+        // The displaced holder's peer stays: a reconnecting phone must not knock out the Mac.
+        if let holder { close(holder, .displaced, closingPeer: false) }
         room.pending.removeAll { $0 === connection }
         room.setSlot(role, connection)
         connection.phase = .admitted(role)
-        if room.isEstablished { touchActivity(room, force: false) }
         metrics.admissions["ok", default: 0] += 1
         actions.append(.sendText(connection.id, RelayResult.admitted(registrationToken: token).json))
         actions.append(.admitted(connection.id, frameLimit: configuration.frameSize))
@@ -276,24 +308,35 @@ public final class RelayCore {
 
     /// A store failure during admission: close 1011 `internal error`, log without names.
     func fail(_ connection: ConnectionRecord, _ error: any Error) {
-        log("store error during admission: \(error)")
+        log(.failure, "store error during admission: \(error)")
         close(connection, .internalError)
     }
 
     // MARK: - Closing
 
-    /// Forgets the connection and asks the shell to close it with `reason`.
-    func close(_ connection: ConnectionRecord, _ reason: RelayClose) {
+    /// Forgets the connection and asks the shell to close it with `reason`. An admitted side's
+    /// peer is closed with 1001 `peer gone` unless `closingPeer` is false (a displacement, or the
+    /// whole room closing with a reason of its own).
+    func close(_ connection: ConnectionRecord, _ reason: RelayClose, closingPeer: Bool = true) {
         guard connections[connection.id] != nil else { return }
         forget(connection)
         metrics.countClose(reason.reason)
         actions.append(.close(connection.id, reason))
+        if closingPeer { closePeer(of: connection) }
         releaseIfEmpty(connection.room)
     }
 
     /// Closes every socket of the room with `reason`.
     func closeRoom(_ room: RoomState, _ reason: RelayClose) {
-        for connection in room.connections { close(connection, reason) }
+        for connection in room.connections { close(connection, reason, closingPeer: false) }
+    }
+
+    /// `connection` (already forgotten) was admitted: its peer slot's holder goes too.
+    private func closePeer(of connection: ConnectionRecord) {
+        guard case .admitted(let role) = connection.phase,
+            let peer = connection.room.slot(role == .mac ? .phone : .mac)
+        else { return }
+        close(peer, .peerGone, closingPeer: false)
     }
 
     private func forget(_ connection: ConnectionRecord) {
@@ -302,6 +345,7 @@ public final class RelayCore {
         if room.mac === connection { room.mac = nil }
         if room.phone === connection { room.phone = nil }
         room.pending.removeAll { $0 === connection }
+        connection.messageTarget = nil
         if var usage = addresses[connection.address] {
             usage.openSockets -= 1
             addresses[connection.address] = usage
@@ -324,13 +368,13 @@ public final class RelayCore {
         do {
             record = try store.room(named: name)
         } catch {
-            log("store error loading a room: \(error)")
+            log(.failure, "store error loading a room: \(error)")
             record = nil
         }
         let room = RoomState(name: name, record: record)
-        if record == nil, let day = exhaustedPairingRooms[name] {
-            room.quotaDay = day
-            room.quotaBytes = configuration.bytesPerDay + 1
+        if record == nil, let quota = exhaustedPairingRooms[name] {
+            room.quotaWindowStart = quota.windowStart
+            room.quotaBytes = quota.bytes
         }
         rooms[name] = room
         return room
@@ -340,9 +384,9 @@ public final class RelayCore {
         guard room.isEmpty, rooms[room.name] === room else { return }
         flushQuota(room)
         // A pairing room has no record to keep its byte count in; remember the ones that used
-        // up today's quota (each took 512 MiB of traffic, so there are few) until the day ends.
-        if room.record == nil && room.isOverQuota(day: room.quotaDay, limit: configuration.bytesPerDay) {
-            exhaustedPairingRooms[room.name] = room.quotaDay
+        // up their quota (each took 512 MiB of traffic, so there are few) until the window ends.
+        if room.record == nil && room.isOverQuota(now: clock.unixSeconds, limit: configuration.bytesPerDay) {
+            exhaustedPairingRooms[room.name] = (room.quotaWindowStart, room.quotaBytes)
         }
         rooms[room.name] = nil
     }
@@ -354,32 +398,33 @@ public final class RelayCore {
         let now = clock.unixSeconds
         guard force || now - record.lastActivity >= 60 else { return }
         record.lastActivity = now
-        record.quotaDay = room.quotaDay
+        record.quotaWindowStart = room.quotaWindowStart
         record.quotaBytes = room.quotaBytes
         do {
             try store.save(record)
             room.record = record
             room.quotaDirty = false
         } catch {
-            log("store error saving activity: \(error)")
+            log(.failure, "store error saving activity: \(error)")
         }
     }
 
     func flushQuota(_ room: RoomState) {
         guard room.quotaDirty, var record = room.record else { return }
-        record.quotaDay = room.quotaDay
+        record.quotaWindowStart = room.quotaWindowStart
         record.quotaBytes = room.quotaBytes
         do {
             try store.save(record)
             room.record = record
             room.quotaDirty = false
         } catch {
-            log("store error saving a quota: \(error)")
+            log(.failure, "store error saving a quota: \(error)")
         }
     }
 
-    func refuseHTTP(_ status: Int, _ error: String) -> HTTPResponse {
-        metrics.httpResponses[status, default: 0] += 1
-        return RelayHTTP.error(status, error)
+    /// Counts a refusal the shell sends without calling `respond`.
+    func refuseHTTP(_ response: HTTPResponse) -> HTTPResponse {
+        metrics.httpResponses[response.status, default: 0] += 1
+        return response
     }
 }

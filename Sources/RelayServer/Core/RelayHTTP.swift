@@ -1,7 +1,9 @@
 import PeerGateListener
 import RelayProtocol
 
-/// The relay's HTTP answers: JSON bodies `{"ok":true,…}` or `{"ok":false,"error":X}`.
+/// The relay's HTTP answers as upstream writes them: the room endpoints answer JSON,
+/// `{"ok":true,…}` or `{"ok":false,"error":X}`; the host's own refusals (the request gate, rate
+/// limits, capacity, body size, unknown paths) are a short plain-text body.
 enum RelayHTTP {
     static func ok(_ fields: [(String, String)] = []) -> HTTPResponse {
         var body = "{\"ok\":true"
@@ -14,6 +16,10 @@ enum RelayHTTP {
         HTTPResponse(
             status: status, reason: reasonPhrase(status), contentType: "application/json",
             body: Array("{\"ok\":false,\"error\":\(RelayJSON.quoted(error))}".utf8))
+    }
+
+    static func plain(_ status: Int, _ text: String) -> HTTPResponse {
+        HTTPResponse(status: status, reason: reasonPhrase(status), contentType: "text/plain", body: Array(text.utf8))
     }
 
     static func reasonPhrase(_ status: Int) -> String {

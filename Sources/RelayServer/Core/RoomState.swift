@@ -16,6 +16,9 @@ final class ConnectionRecord {
     var phase = Phase.awaitingHello
     /// A ping is out and no pong has come back.
     var awaitingPong = false
+    /// Where the data message this socket is sending goes (the peer chosen at its first frame), so
+    /// its continuation frames follow it and never reach a socket that missed its start.
+    var messageTarget: ConnectionRecord?
 
     init(id: ConnectionID, room: RoomState, address: String, openedAt: Int64) {
         self.id = id
@@ -42,10 +45,10 @@ final class RoomState {
     /// Phone-slot takes since the Mac last parked (pairing rooms).
     var pairingCycles = 0
     var proofs = FixedWindowCounter()
-    var frameSecond: Int64 = .min
-    var framesThisSecond = 0
-    /// Today's spliced bytes, kept here and flushed to the store now and then.
-    var quotaDay: Int64 = 0
+    /// Data messages per second, the window starting at its first message (as upstream's).
+    var messages = FixedWindowCounter()
+    /// The rolling 24-hour byte quota, kept here and flushed to the store now and then.
+    var quotaWindowStart: Int64 = 0
     var quotaBytes: Int64 = 0
     var quotaDirty = false
 
@@ -53,7 +56,7 @@ final class RoomState {
         self.name = name
         self.record = record
         if let record {
-            quotaDay = record.quotaDay
+            quotaWindowStart = record.quotaWindowStart
             quotaBytes = record.quotaBytes
         }
     }
@@ -78,10 +81,14 @@ final class RoomState {
     /// Every socket of the room.
     var connections: [ConnectionRecord] { pending + [mac, phone].compactMap { $0 } }
 
-    /// Counts spliced bytes on `day`; false once the day's quota is exceeded.
-    func spend(_ bytes: Int, day: Int64, limit: Int64) -> Bool {
-        if quotaDay != day {
-            quotaDay = day
+    /// The quota window's length, in seconds.
+    static let quotaWindow: Int64 = 86_400
+
+    /// Counts relayed bytes at `now` (Unix seconds); false once the window's quota is exceeded. A
+    /// window ended 24 hours after it began: the next byte begins a fresh one.
+    func spend(_ bytes: Int, now: Int64, limit: Int64) -> Bool {
+        if now - quotaWindowStart >= Self.quotaWindow {
+            quotaWindowStart = now
             quotaBytes = 0
         }
         quotaBytes += Int64(bytes)
@@ -89,7 +96,9 @@ final class RoomState {
         return quotaBytes <= limit
     }
 
-    func isOverQuota(day: Int64, limit: Int64) -> Bool { quotaDay == day && quotaBytes > limit }
+    func isOverQuota(now: Int64, limit: Int64) -> Bool {
+        now - quotaWindowStart < Self.quotaWindow && quotaBytes > limit
+    }
 }
 
 /// Per client address: open sockets and request windows.

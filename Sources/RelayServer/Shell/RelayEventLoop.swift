@@ -63,7 +63,7 @@ final class RelayInbox: Sendable {
 final class RelayEventLoop {
     struct Settings {
         var tls: TLSContext?
-        var trustProxy: Bool
+        var clientAddress: ClientAddressSource
         var status: @Sendable () -> PeerGateStatus
     }
 
@@ -142,8 +142,8 @@ final class RelayEventLoop {
 
     private func adopt(_ arrival: RelayInbox.Arrival) {
         let fd = arrival.fd
-        // Behind a trusted proxy every peer is the proxy: its clients are counted after the head.
-        let counted = !(settings.trustProxy && arrival.peerIsLoopback)
+        // Behind a proxy every peer is the proxy: its clients are counted after the head.
+        let counted = !settings.clientAddress.isBehindProxy
         if counted && preliminary[arrival.peer, default: 0] >= Self.preliminaryPerAddress {
             var abortive = linger(l_onoff: 1, l_linger: 0)
             _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &abortive, socklen_t(MemoryLayout<linger>.size))
@@ -271,42 +271,40 @@ final class RelayEventLoop {
             case .head(let head):
                 socket.head = head
                 socket.headLength = socket.httpParser.headLength ?? 0
-                if settings.trustProxy, socket.peerIsLoopback,
-                    let forwarded = head.values(named: "x-forwarded-for").last?.split(separator: ",").last
-                {
-                    let client = forwarded.trimmingCharacters(in: .whitespaces)
-                    if !client.isEmpty && client.utf8.count <= PeerAddress.maximumTextLength { socket.address = client }
+                socket.address = settings.clientAddress.clientAddress(head, peer: socket.tcpPeer)
+                if !head.values(named: "upgrade").isEmpty { return upgrade(socket, head) }
+                if head.path == StatusEndpoint.path {
+                    // The status document names peer addresses: like /metrics, for this machine only.
+                    guard RelayCore.isLocal(head, peerIsLoopback: socket.peerIsLoopback) else {
+                        return respond(socket, RelayHTTP.plain(403, "forbidden"))
+                    }
+                    if let status = StatusEndpoint.response(to: head, status: settings.status()) {
+                        return respond(socket, status)
+                    }
                 }
-            case .malformed: return respond(socket, RelayHTTP.error(400, "bad request"))
-            case .unsupportedVersion: return respond(socket, RelayHTTP.error(505, "HTTP version not supported"))
-            case .tooLarge: return respond(socket, RelayHTTP.error(431, "request header fields too large"))
+                // Upstream's order: the request gate and rate limits, then the body's framing.
+                if let refusal = core.checkRequest(head, address: socket.address) { return respond(socket, refusal) }
+                if !head.values(named: "transfer-encoding").isEmpty {
+                    return respond(socket, RelayHTTP.plain(501, "transfer-encoding not supported"))
+                }
+                let lengths = head.values(named: "content-length")
+                if !lengths.isEmpty {
+                    guard Set(lengths).count == 1, let length = Int(lengths[0]), length >= 0,
+                        lengths[0].utf8.count <= 12
+                    else { return respond(socket, RelayHTTP.plain(400, "bad content-length")) }
+                    guard length <= core.configuration.httpBodySize else {
+                        return respond(socket, RelayHTTP.plain(413, "payload too large"))
+                    }
+                    socket.bodyLength = length
+                }
+            case .malformed: return respond(socket, RelayHTTP.plain(400, "bad request"))
+            case .unsupportedVersion: return respond(socket, RelayHTTP.plain(505, "HTTP version not supported"))
+            case .tooLarge: return respond(socket, RelayHTTP.plain(431, "request header fields too large"))
             }
         }
         guard let head = socket.head else { return }
-        if !head.values(named: "upgrade").isEmpty { return upgrade(socket, head) }
-        if head.path == StatusEndpoint.path {
-            // The status document names peer addresses: like /metrics, for this machine only.
-            guard socket.peerIsLoopback else { return respond(socket, RelayHTTP.error(403, "forbidden")) }
-            if let status = StatusEndpoint.response(to: head, status: settings.status()) {
-                return respond(socket, status)
-            }
-        }
-        if !head.values(named: "transfer-encoding").isEmpty {
-            return respond(socket, RelayHTTP.error(501, "transfer-encoding not supported"))
-        }
-        let lengths = head.values(named: "content-length")
-        var bodyLength = 0
-        if !lengths.isEmpty {
-            guard Set(lengths).count == 1, let length = Int(lengths[0]), length >= 0, lengths[0].utf8.count <= 12 else {
-                return respond(socket, RelayHTTP.error(400, "bad content-length"))
-            }
-            guard length <= core.configuration.httpBodySize else {
-                return respond(socket, RelayHTTP.error(413, "body too large"))
-            }
-            bodyLength = length
-        }
-        guard socket.httpBytes.count >= socket.headLength + bodyLength else { return }
-        let body = Array(socket.httpBytes[socket.headLength..<(socket.headLength + bodyLength)])
+        guard socket.httpBytes.count >= socket.headLength + socket.bodyLength else { return }
+        let body = Array(socket.httpBytes[socket.headLength..<(socket.headLength + socket.bodyLength)])
         let response = core.respond(
             to: head, body: body, address: socket.address, peerIsLoopback: socket.peerIsLoopback)
         respond(socket, response)
@@ -320,7 +318,7 @@ final class RelayEventLoop {
         case .failure(let error): return respond(socket, error.response)
         case .success(let value): accept = value
         }
-        guard let room = core.roomName(in: head) else { return respond(socket, RelayHTTP.error(400, "bad room")) }
+        guard let room = core.roomName(in: head) else { return respond(socket, RelayHTTP.plain(400, "bad room")) }
         send(socket, WebSocketHandshake.serverResponse(accept: accept))
         let id = core.open(room: room, address: socket.address)
         socket.connectionID = id
@@ -348,24 +346,26 @@ final class RelayEventLoop {
 
     // MARK: - WebSocket
 
-    /// Decodes what arrived. Binary frames are cut through: the core decides at the frame header
-    /// (rate, quota, peer) and the payload goes to the peer as it arrives, unmasked in place.
+    /// Decodes what arrived. Data frames after admission, text and binary, are cut through: the
+    /// core decides at the frame header (rate, quota, peer) and the payload goes to the peer as
+    /// it arrives, unmasked in place, with its opcode. Before admission text is assembled (the
+    /// Hello and the Proof).
     private func processFrames(_ socket: RelaySocket, _ bytes: UnsafeMutableRawBufferPointer) {
         guard let stream = socket.stream, let id = socket.connectionID else { return }
         do {
             try stream.decode(bytes) { event in
                 switch event {
-                case .binaryFrameStart(let opcode, let fin, let length):
+                case .dataFrameStart(let opcode, let fin, let length):
                     socket.spliceTarget = nil
-                    if let peerID = core.binary(byteCount: length, from: id), let peer = byConnection[peerID],
-                        peer.stage == .webSocket
+                    if let peerID = core.frame(byteCount: length, startsMessage: opcode != .continuation, from: id),
+                        let peer = byConnection[peerID], peer.stage == .webSocket
                     {
                         beginSplice(from: socket, to: peer, opcode: opcode, fin: fin, length: length)
                     }
                     if core.hasActions { performActions() }
-                case .binaryPayload(let chunk):
+                case .dataPayload(let chunk):
                     if let peer = socket.spliceTarget { splice(chunk, from: socket, to: peer) }
-                case .binaryFrameEnd:
+                case .dataFrameEnd:
                     if let peer = socket.spliceTarget { endSplice(peer) }
                     socket.spliceTarget = nil
                 case .message(.text(let text)):
@@ -392,7 +392,7 @@ final class RelayEventLoop {
         }
     }
 
-    /// A binary frame from `source` starts its way to `peer`: the header waits to go out with the
+    /// A data frame from `source` starts its way to `peer`: the header waits to go out with the
     /// first payload bytes.
     private func beginSplice(
         from source: RelaySocket, to peer: RelaySocket, opcode: WebSocketOpcode, fin: Bool, length: Int
@@ -403,7 +403,7 @@ final class RelayEventLoop {
         peer.inboundRemaining = length
         peer.inboundHeader = Self.frameHeader(opcode: opcode, fin: fin, length: length)
         peer.inboundSource = source
-        if opcode == .binary {
+        if opcode != .continuation {
             peer.inboundFragmentOpen = !fin
         } else if fin {
             peer.inboundFragmentOpen = false
@@ -552,6 +552,7 @@ final class RelayEventLoop {
                 if let socket = byConnection[id] { sendFrame(socket, .text, Array(text.utf8)) }
             case .admitted(let id, let frameLimit):
                 byConnection[id]?.stream?.maximumMessageSize = frameLimit
+                byConnection[id]?.stream?.streamsText = true
             case .close(let id, let reason):
                 if let socket = byConnection[id] { closeWebSocket(socket, code: reason.code, reason: reason.reason) }
             case .drop(let id):

@@ -17,9 +17,9 @@ public final class RelayServer: Sendable {
         public var port: UInt16
         /// TLS for every connection; nil serves plain WebSocket (loopback behind a proxy, tests).
         public var tls: TLSContext?
-        /// Take the client address from `X-Forwarded-For` when the TCP peer is loopback (a local
-        /// proxy in front), so per-address limits count the real clients.
-        public var trustProxy = false
+        /// Where per-address limits take client addresses from: the TCP peer, or the header a
+        /// proxy in front sets, so they count the real clients.
+        public var clientAddress = ClientAddressSource.peer
         /// Who may connect at all: everyone by default (a public relay).
         public var rules = RelayServer.everyone
 
@@ -61,13 +61,13 @@ public final class RelayServer: Sendable {
         let startError = Mutex<(any Error)?>(nil)
         let status = Mutex<(@Sendable () -> PeerGateStatus)?>(nil)
         let tls = options.tls
-        let trustProxy = options.trustProxy
+        let clientAddress = options.clientAddress
         let thread = Thread {
             let loop: RelayEventLoop
             do {
                 let core = try makeCore()
                 let settings = RelayEventLoop.Settings(
-                    tls: tls, trustProxy: trustProxy,
+                    tls: tls, clientAddress: clientAddress,
                     status: { status.withLock { $0 }?() ?? PeerGateStatus(rules: RelayServer.everyone) })
                 loop = try RelayEventLoop(core: core, settings: settings, inbox: inbox, stopping: state.stopping)
             } catch {

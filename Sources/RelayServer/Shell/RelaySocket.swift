@@ -32,6 +32,8 @@ final class RelaySocket {
     var httpParser = HTTPRequestHeadParser()
     var head: HTTPRequestHead?
     var headLength = 0
+    /// The request body's length (Content-Length), once the head passed its checks.
+    var bodyLength = 0
 
     // WebSocket stage.
     var stream: WebSocketStreamDecoder?
