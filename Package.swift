@@ -42,7 +42,7 @@ let package = Package(
         // TLS over non-blocking sockets with OpenSSL 3, for event loops (server and client).
         .target(name: "TLS", dependencies: ["COpenSSL"]),
         // What the relay keeps across restarts (rooms, verifiers, quotas, tickets): SQLite or memory.
-        .target(name: "RelayStorage", dependencies: ["CSQLite", "HerdrCrypto"]),
+        .target(name: "RelayStorage", dependencies: ["CSQLite", "HerdrCrypto", "RelayProtocol"]),
         // herdr-relay's state machines (pure, injected clock) and its epoll I/O shell.
         .target(
             name: "RelayServer",
@@ -71,7 +71,7 @@ let package = Package(
             path: "Benchmarks/herdr-bench"),
 
         // Real peers for tests and benchmarks: sshd, tmux, temporary directories, processes.
-        .target(name: "TestSupport", dependencies: ["CSystem"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CSystem", "CSQLite"], path: "Tests/TestSupport"),
         .testTarget(name: "SSHClientTests", dependencies: ["SSHClient", "TestSupport"]),
         .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "TestSupport"]),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport"]),
@@ -93,6 +93,7 @@ let package = Package(
             name: "RelayClientTests",
             dependencies: ["RelayClient", "RelayServer", "RelayStorage", "RelayProtocol", "TestSupport"]),
         .testTarget(
-            name: "HerdrRelayTests", dependencies: ["herdr-relay", "HerdrCrypto", "RelayProtocol", "TestSupport"]),
+            name: "HerdrRelayTests",
+            dependencies: ["herdr-relay", "HerdrCrypto", "RelayProtocol", "RelayClient", "TestSupport"]),
     ]
 )

@@ -10,6 +10,7 @@ apt_packages=(
   openssh-server openssh-client tmux    # real peers: sshd, ssh-keygen/ssh-keyscan, the multiplexer
   iproute2 procps                       # test network namespaces, ps
   libsqlite3-dev openssl                # herdr-relay's store (SQLite); throwaway TLS certificates for its tests
+  systemd                               # systemd-analyze verify, for the shipped units
   python3 python3-pip                   # Python peers of the interop tests
 )
 pip_packages=(noiseprotocol websockets)  # independent peers of the interop tests: Noise (Tests/NoiseTests/Peers), relay WebSocket client (RelayServerTests)

@@ -160,6 +160,12 @@ public enum RelayJSON {
         return value as? [String: Any]
     }
 
+    /// The decoded value of a JSON text whatever it is (a string, number, object…), nil when the
+    /// text is not JSON.
+    public static func decoded(_ text: String) -> Any? {
+        try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
+    }
+
     /// An integer that is not a boolean. (Foundation bridges JSON booleans to NSNumber too; they
     /// are the ones whose Objective-C type is `c`.)
     public static func integer(_ value: Any?) -> Int? {

@@ -4,8 +4,8 @@ import CLISupport
 enum HerdrRelay {
     static let exitCodes: [ExitCode] = [
         .success, .failure,
-        ExitCode(3, meaning: "probe: the relay answered, but not as a relay protocol v1 server should."),
-        .usage, .unavailable,
+        ExitCode(3, meaning: "probe: the relay misbehaved; import-original: some rooms were refused."),
+        .usage, .noInput, .unavailable,
     ]
 
     static let spec = CommandSpec(
@@ -20,8 +20,9 @@ enum HerdrRelay {
                   --tls-cert fullchain.pem --tls-key privkey.pem
               ATTEST_REQUIRED=false herdr-relay serve --origin https://relay.example.com
               herdr-relay probe https://relay.example.com
+              herdr-relay import-original /var/lib/iterm2-companion-relay/relay.db --dry-run
             """,
         version: "0.1.0",
-        subcommands: [ServeCommand.spec, ProbeCommand.spec],
+        subcommands: [ServeCommand.spec, ProbeCommand.spec, ImportOriginalCommand.spec],
         exitCodes: exitCodes)
 }

@@ -134,6 +134,15 @@ struct ServeSettings: Sendable {
         return configuration
     }
 
+    /// The store's directory, made 0700 when absent (the store itself is made 0600 by its opener).
+    static func createDatabaseDirectory(for path: String) {
+        guard path != ":memory:" else { return }
+        let directory = (path as NSString).deletingLastPathComponent
+        guard !directory.isEmpty else { return }
+        try? FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+
     static func defaultDatabasePath(_ environment: [String: String]) -> String {
         let base =
             environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
@@ -178,13 +187,7 @@ struct ServeSettings: Sendable {
                 return .failure
             }
         }
-        if databasePath != ":memory:" {
-            let directory = (databasePath as NSString).deletingLastPathComponent
-            if !directory.isEmpty {
-                try? FileManager.default.createDirectory(
-                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            }
-        }
+        Self.createDatabaseDirectory(for: databasePath)
         let path = databasePath
         let frozen = configuration
         var options = RelayServer.Options(bindAddress: bindAddress, port: port, tls: tls)
