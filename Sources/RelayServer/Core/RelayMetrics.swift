@@ -35,7 +35,7 @@ struct RelayMetrics {
         for (status, count) in httpResponses.sorted(by: { $0.key < $1.key }) {
             out += "relay_http_responses_total{status=\"\(status)\"} \(count)\n"
         }
-        family("relay_frames_spliced_total", "counter", "Binary frames forwarded to a peer.")
+        family("relay_frames_spliced_total", "counter", "Data frames (text and binary) forwarded to a peer.")
         out += "relay_frames_spliced_total \(framesSpliced)\n"
         family("relay_bytes_spliced_total", "counter", "Payload bytes forwarded to a peer.")
         out += "relay_bytes_spliced_total \(bytesSpliced)\n"
