@@ -72,7 +72,10 @@ import Testing
     @Test func sshdIsQueriedAsRoot() throws {
         guard ExternalCommand.find("sshd", extraDirectories: ["/usr/sbin"]) != nil else { return }
         // As root `sshd -T` runs directly; as any other user it needs the throwaway key (the
-        // program-level test in HerdrPairTests runs that path as the test user).
+        // program-level test in HerdrPairTests runs that path as the test user). Either way sshd
+        // wants its privilege separation directory, which a machine running sshd has and a fresh
+        // container gets only when an sshd fixture has run first: made here, so order cannot matter.
+        try FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
         let settings = try #require(SSHDSettings.query(user: "root", host: "studio", address: "100.64.0.1"))
         #expect(!settings.ports.isEmpty)
         #expect(!settings.hostKeyFiles.isEmpty)
