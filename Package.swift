@@ -25,8 +25,9 @@ let package = Package(
         .target(name: "Noise", dependencies: ["HerdrCrypto"]),
         // What the relay and its clients share: canonical encoding, room names, transcripts, the join key.
         .target(name: "RelayProtocol", dependencies: ["HerdrCrypto"]),
-        // The end-to-end channel of both Noise roads: chunked transport, fatal AEAD failure, SAS, prologue.
-        .target(name: "Companion", dependencies: ["Noise", "HerdrCrypto"]),
+        // The end-to-end channel of both Noise roads: chunked transport, fatal AEAD failure, SAS, prologue;
+        // the companion code and the pairing confirmation on both sides.
+        .target(name: "Companion", dependencies: ["Noise", "HerdrCrypto", "HerdrKit", "RelayClient", "RelayProtocol"]),
         // An SSH client connection over libssh2, on a thread of its own.
         .target(name: "SSHClient", dependencies: ["CLibSSH2", "CSystem", "HerdrCrypto"]),
         // The client core: profiles, stores, keys, pins, terminal sessions.
@@ -50,16 +51,35 @@ let package = Package(
                 "RelayProtocol", "RelayStorage", "WebWire", "TLS", "PeerGate", "PeerGateListener", "HerdrCrypto",
                 "CSystem",
             ]),
-        // The computer side of QR pairing: authorized_keys editing, the enroll exchange, state, sweep, QR.
-        .target(name: "HerdrHost", dependencies: ["HerdrKit", "HerdrCrypto", "CSystem", "CQREncode"]),
+        // A QR code for the terminal (libqrencode, drawn in half blocks): herdr-pair's and herdr-host's codes.
+        .target(name: "TerminalQR", dependencies: ["CQREncode"]),
+        // herdr-pair's library, the computer side of SSH pairing: authorized_keys editing, the
+        // enroll exchange, its state and sweep.
+        .target(name: "SSHPairingHost", dependencies: ["HerdrKit", "HerdrCrypto", "CSystem", "CLISupport"]),
 
-        .executableTarget(name: "herdr-remote", dependencies: ["HerdrKit", "CLISupport", "CZBar", "CLibPNG"]),
+        // herdr-host's library, the computer's agent for the Noise roads: its state, the paired
+        // devices, the pairing confirmation's I/O, the rooms it parks in.
+        .target(
+            name: "HerdrHostAgent",
+            dependencies: [
+                "Companion", "RelayClient", "RelayProtocol", "HerdrKit", "HerdrCrypto", "Noise", "CLISupport",
+            ]),
+        .executableTarget(
+            name: "herdr-host",
+            dependencies: [
+                "HerdrHostAgent", "Companion", "RelayClient", "RelayProtocol", "TerminalQR", "HerdrKit", "Noise",
+                "CLISupport",
+            ]),
+        .executableTarget(
+            name: "herdr-remote",
+            dependencies: ["HerdrKit", "Companion", "RelayClient", "CLISupport", "CZBar", "CLibPNG"]),
         // The relay protocol's client side: admission as mac or phone, splice, keepalive, reconnect, HTTP endpoints.
         .target(name: "RelayClient", dependencies: ["RelayProtocol", "WebWire", "TLS", "HerdrCrypto", "CSystem"]),
         .executableTarget(
             name: "herdr-relay",
             dependencies: ["RelayServer", "RelayStorage", "RelayClient", "CLISupport", "HerdrCrypto"]),
-        .executableTarget(name: "herdr-pair", dependencies: ["HerdrHost", "HerdrKit", "HerdrCrypto", "CLISupport"]),
+        .executableTarget(
+            name: "herdr-pair", dependencies: ["SSHPairingHost", "TerminalQR", "HerdrKit", "HerdrCrypto", "CLISupport"]),
         // Performance targets beside their anchors (OpenSSH, openssl speed, raw sockets): `make bench`.
         .executableTarget(
             name: "herdr-bench",
@@ -81,8 +101,11 @@ let package = Package(
             exclude: ["Peers", "Vectors"]),
         .testTarget(name: "PeerGateTests", dependencies: ["PeerGate", "PeerGateListener", "TestSupport"]),
         .testTarget(name: "HerdrRemoteTests", dependencies: ["herdr-remote", "HerdrKit", "TestSupport"]),
-        .testTarget(name: "HerdrHostTests", dependencies: ["HerdrHost", "HerdrKit", "HerdrCrypto", "TestSupport"]),
-        .testTarget(name: "HerdrPairTests", dependencies: ["herdr-pair", "HerdrHost", "HerdrKit", "TestSupport"]),
+        .testTarget(
+            name: "SSHPairingHostTests",
+            dependencies: ["SSHPairingHost", "HerdrKit", "HerdrCrypto", "CLISupport", "TestSupport"]),
+        .testTarget(name: "TerminalQRTests", dependencies: ["TerminalQR", "TestSupport"]),
+        .testTarget(name: "HerdrPairTests", dependencies: ["herdr-pair", "SSHPairingHost", "HerdrKit", "TestSupport"]),
         .testTarget(name: "WebWireTests", dependencies: ["WebWire", "PeerGateListener"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"]),
         .testTarget(name: "RelayStorageTests", dependencies: ["RelayStorage", "TestSupport"]),
@@ -95,5 +118,17 @@ let package = Package(
         .testTarget(
             name: "HerdrRelayTests",
             dependencies: ["herdr-relay", "HerdrCrypto", "RelayProtocol", "RelayClient", "TestSupport"]),
+        .testTarget(
+            name: "CompanionTests",
+            dependencies: [
+                "Companion", "HerdrKit", "RelayClient", "RelayProtocol", "HerdrCrypto", "Noise", "TestSupport",
+            ]),
+        .testTarget(
+            name: "HerdrHostAgentTests",
+            dependencies: [
+                "herdr-host", "herdr-remote", "herdr-relay", "HerdrHostAgent", "Companion", "HerdrKit", "RelayClient",
+                "RelayServer", "RelayStorage", "RelayProtocol", "WebWire", "HerdrCrypto", "Noise", "TestSupport",
+            ],
+            exclude: ["Peers"]),
     ]
 )

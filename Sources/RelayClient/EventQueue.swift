@@ -1,7 +1,7 @@
-/// A FIFO one producer thread fills and consumers drain, by blocking (`next(timeout:)`) or by
+/// A FIFO producer threads fill and consumers drain, by blocking (`next(timeout:)`) or by
 /// awaiting (`next()`), in any mix. `finish()` ends it: consumers get what is queued, then nil.
 /// `weight` and `onTake` let the producer apply flow control (stop reading while too much waits).
-final class EventQueue<Element: Sendable>: Sendable {
+public final class EventQueue<Element: Sendable>: Sendable {
     private struct State {
         var items: [Element] = []
         var head = 0
@@ -16,7 +16,7 @@ final class EventQueue<Element: Sendable>: Sendable {
     private let weightOf: @Sendable (Element) -> Int
     private let onTake: @Sendable (_ remainingWeight: Int) -> Void
 
-    init(
+    public init(
         weight: @escaping @Sendable (Element) -> Int = { _ in 0 },
         onTake: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
@@ -28,7 +28,7 @@ final class EventQueue<Element: Sendable>: Sendable {
     var weight: Int { condition.withLock { state.weight } }
 
     /// Queues `element` (or hands it to a waiting task). Ignored once finished.
-    func push(_ element: Element) {
+    public func push(_ element: Element) {
         let waiter: CheckedContinuation<Element?, Never>? = condition.withLock {
             guard !state.finished else { return nil }
             if !state.waiters.isEmpty { return state.waiters.removeFirst().continuation }
@@ -41,7 +41,7 @@ final class EventQueue<Element: Sendable>: Sendable {
     }
 
     /// No more elements after what is queued.
-    func finish() {
+    public func finish() {
         let waiters = condition.withLock {
             state.finished = true
             condition.broadcast()
@@ -53,7 +53,7 @@ final class EventQueue<Element: Sendable>: Sendable {
 
     /// The next element, waiting at most `timeout` seconds (nil: forever); nil once finished and
     /// drained, or on timeout.
-    func next(timeout: Double?) -> Element? {
+    public func next(timeout: Double?) -> Element? {
         let deadline = timeout.map { Deadline(seconds: $0) } ?? .never
         let (element, weight): (Element?, Int) = condition.withLock {
             while true {
@@ -67,7 +67,7 @@ final class EventQueue<Element: Sendable>: Sendable {
     }
 
     /// The next element, nil once finished and drained (or when the task is cancelled).
-    func next() async -> Element? {
+    public func next() async -> Element? {
         let id: UInt64 = condition.withLock {
             state.nextWaiter += 1
             return state.nextWaiter

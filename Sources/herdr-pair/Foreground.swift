@@ -2,8 +2,9 @@ import CLISupport
 import Dispatch
 import Foundation
 import Glibc
-import HerdrHost
 import HerdrKit
+import SSHPairingHost
+import TerminalQR
 
 /// The foreground helper: sweep, one-time line, QR code, wait for a device, ask, answer, clean up.
 ///

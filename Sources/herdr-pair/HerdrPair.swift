@@ -1,7 +1,7 @@
 import CLISupport
 import Foundation
-import HerdrHost
 import HerdrKit
+import SSHPairingHost
 
 /// The command line of `herdr-pair`: the foreground helper a person runs, and the enroll mode sshd
 /// runs as the one-time key's forced command.

@@ -1,8 +1,9 @@
 import CLISupport
 import Foundation
 import Glibc
-import HerdrHost
 import HerdrKit
+import SSHPairingHost
+import TerminalQR
 
 /// The person's answer to `Approve this device? [y/N]`.
 enum Approval: Sendable, Equatable {

@@ -1,8 +1,8 @@
 import CLISupport
 import Foundation
 import Glibc
-import HerdrHost
 import HerdrKit
+import SSHPairingHost
 
 /// Everything the foreground needs, found before anything is written: who and where this computer
 /// is, which host keys to pin, which authorized_keys to change, and where sshd will find this program.

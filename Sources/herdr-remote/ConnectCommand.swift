@@ -29,6 +29,11 @@ enum ConnectCommand {
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
         let store = try HostCommands.openStore()
         let host = try HostCommands.findHost(arguments.positional("name") ?? "", in: store)
+        if host.relay != nil {
+            throw RemoteError(
+                .failure,
+                "\(host.name) is reached through a relay; the terminal through the relay is not built yet (issue 12).")
+        }
         let terminal = LocalTerminal()
         var options = TerminalSessionOptions()
         if arguments.flag("no-reattach") { options.reconnect = .never }

@@ -1,4 +1,5 @@
 import CLISupport
+import Companion
 import Foundation
 import HerdrKit
 
@@ -13,12 +14,20 @@ enum HostCommands {
                 return .success
             }
             let pins = HostKeyPins(directory: store.directory)
-            var rows = [["NAME", "DESTINATION", "PLATFORM", "SESSION", "HOST KEY"]]
+            var rows = [["NAME", "ROAD", "DESTINATION", "PLATFORM", "SESSION", "HOST KEY"]]
             for host in store.hosts.sorted(by: { $0.name < $1.name }) {
-                let pin = (try? pins.pinnedKey(hostname: host.hostname, port: host.port))?.map(\.fingerprintSHA256)
                 let session = host.remoteCommand.map { "command: \($0)" } ?? host.herdrSession ?? "default"
+                if let relay = host.relay {
+                    let key = Base64URL.decodeCanonical(relay.computerKey).map(CompanionPairing.fingerprint)
+                    rows.append([
+                        host.name, "relay", endpoint(host.hostname, host.port), host.platform.rawValue, session,
+                        "computer key \(key ?? "?")" + (relay.registered ? "" : " (room not yet registered)"),
+                    ])
+                    continue
+                }
+                let pin = (try? pins.pinnedKey(hostname: host.hostname, port: host.port))?.map(\.fingerprintSHA256)
                 rows.append([
-                    host.name, "\(host.username)@\(endpoint(host.hostname, host.port))", host.platform.rawValue,
+                    host.name, "ssh", "\(host.username)@\(endpoint(host.hostname, host.port))", host.platform.rawValue,
                     session,
                     pin ?? "not pinned yet",
                 ])
@@ -88,10 +97,23 @@ enum HostCommands {
 
     static let remove = CommandSpec(
         name: "remove", abstract: "Delete a saved host and its stored password (its pinned key stays).",
+        discussion: """
+            For a host paired through a relay, the relay room is deleted first with a signed request, so the \
+            computer learns the pairing is gone; if the relay cannot be reached the host is removed here \
+            anyway, and the room expires after 30 days unused.
+            """,
         arguments: [PositionalSpec("name", help: "The host to delete.")],
         handler: { @MainActor arguments in
             let store = try openStore()
             let host = try findHost(arguments.positional("name") ?? "", in: store)
+            if host.relay != nil {
+                let outcome = await CompanionRemoval.deleteRoom(
+                    of: host, secrets: SecretStore(directory: store.directory))
+                store.delete(host.id)
+                if let error = store.lastError { throw RemoteError(.ioError, error) }
+                print("Removed \(host.name): \(outcome).")
+                return .success
+            }
             store.delete(host.id)
             if let error = store.lastError { throw RemoteError(.ioError, error) }
             print(

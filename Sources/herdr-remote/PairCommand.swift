@@ -1,4 +1,5 @@
 import CLISupport
+import Companion
 import Dispatch
 import Foundation
 import Glibc
@@ -8,11 +9,19 @@ import HerdrKit
 /// `herdr-pair` QR code, saves the host, and attaches to its session.
 enum PairCommand {
     static let spec = CommandSpec(
-        name: "pair", abstract: "Pair with a computer from the QR code herdr-pair shows, then attach.",
+        name: "pair", abstract: "Pair with a computer from the QR code herdr-pair or herdr-host shows.",
         discussion: """
-            The code comes as the herdr://pair?... text, from stdin with -, or from a PNG picture of the QR code \
-            with --image. It names the computer, the account, its tailnet addresses and its host keys; the \
-            computer's person approves this device there, and its key is added to their authorized_keys.
+            The code comes as its text, from stdin with -, or from a PNG picture of the QR code with --image. \
+            Two kinds are told apart by their start:
+
+            herdr://pair?... (herdr-pair, the SSH road) names the computer, the account, its tailnet addresses \
+            and its host keys; the computer's person approves this device there, and its key is added to their \
+            authorized_keys.
+
+            herdr://companion?... (herdr-host pair, the relay road) names the computer's key and a relay. This \
+            device joins the relay and shows a 6-digit code; type it on the computer. Once it matches, both \
+            sides keep a room secret, and from then on reach each other through the relay, end to end \
+            encrypted. The relay's host is shown in ASCII before anything is sent.
 
             Before anything is sent: the code is checked field by field, a pinned key for any of its names must \
             be one of the code's keys, and each address must be on the tailnet (100.64.0.0/10 or \
@@ -84,9 +93,21 @@ enum PairCommand {
         } else {
             text = codeArgument ?? ""
         }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if HerdrLink.host(of: trimmed) == CompanionCode.host {
+            let code: CompanionCode
+            do throws(PairingCodeError) {
+                code = try CompanionCode(parsing: trimmed)
+            } catch {
+                let exit =
+                    error.kind == .expired ? RemoteExitCode.pairingCodeExpired : RemoteExitCode.pairingCodeInvalid
+                throw RemoteError(exit, error.message)
+            }
+            return try await CompanionPairing.run(code, arguments: arguments, deviceName: deviceName, saveAs: saveAs)
+        }
         let payload: PairingPayload
-        do throws(PairingPayloadError) {
-            payload = try PairingPayload(parsing: text.trimmingCharacters(in: .whitespacesAndNewlines))
+        do throws(PairingCodeError) {
+            payload = try PairingPayload(parsing: trimmed)
         } catch {
             let code = error.kind == .expired ? RemoteExitCode.pairingCodeExpired : RemoteExitCode.pairingCodeInvalid
             throw RemoteError(code, error.message)

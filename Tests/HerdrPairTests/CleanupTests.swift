@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import HerdrHost
 import HerdrKit
+import SSHPairingHost
 import TestSupport
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import HerdrHost
+import SSHPairingHost
 import TestSupport
 import Testing
 

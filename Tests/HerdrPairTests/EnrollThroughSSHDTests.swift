@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
 import HerdrCrypto
-import HerdrHost
 import HerdrKit
+import SSHPairingHost
 import TestSupport
 import Testing
 

@@ -23,6 +23,9 @@ public struct HostProfile: Codable, Identifiable, Hashable, Sendable {
     public var herdrSession: String?
     /// A command run instead of ``HerdrCommand/attach(platform:session:)``; nil means the attach command.
     public var remoteCommand: String?
+    /// Set for a computer paired through a relay (`herdr://companion`): reached through that relay
+    /// with the end-to-end channel instead of SSH. `hostname` and `port` then name the relay.
+    public var relay: RelayRoad?
 
     /// Creates a profile; everything but the name, hostname and user has a default.
     public init(
@@ -33,7 +36,8 @@ public struct HostProfile: Codable, Identifiable, Hashable, Sendable {
         username: String,
         platform: HostPlatform = .unix,
         herdrSession: String? = nil,
-        remoteCommand: String? = nil
+        remoteCommand: String? = nil,
+        relay: RelayRoad? = nil
     ) {
         self.id = id
         self.name = name
@@ -43,10 +47,14 @@ public struct HostProfile: Codable, Identifiable, Hashable, Sendable {
         self.platform = platform
         self.herdrSession = herdrSession
         self.remoteCommand = remoteCommand
+        self.relay = relay
     }
 
+    /// The road to the host, for listings: `ssh` or `relay`.
+    public var road: String { relay == nil ? "ssh" : "relay" }
+
     private enum CodingKeys: String, CodingKey {
-        case id, name, hostname, port, username, platform, herdrSession, remoteCommand
+        case id, name, hostname, port, username, platform, herdrSession, remoteCommand, relay
     }
 
     /// Decodes a profile, filling in the defaults for keys that older or hand-written files leave out.
@@ -60,5 +68,27 @@ public struct HostProfile: Codable, Identifiable, Hashable, Sendable {
         platform = try container.decodeIfPresent(HostPlatform.self, forKey: .platform) ?? .unix
         herdrSession = try container.decodeIfPresent(String.self, forKey: .herdrSession)
         remoteCommand = try container.decodeIfPresent(String.self, forKey: .remoteCommand)
+        relay = try container.decodeIfPresent(RelayRoad.self, forKey: .relay)
+    }
+}
+
+/// How a host paired through a relay is reached: the relay's origin, the computer's Noise static
+/// public key and the pairing id from its `herdr://companion` code. The room secret is a secret and
+/// lives in `secrets.json`; the device's own static key in `companion_key`.
+public struct RelayRoad: Codable, Hashable, Sendable {
+    /// `https://host[:port]`.
+    public var relay: String
+    /// The computer's static public key, unpadded base64url (`rs`).
+    public var computerKey: String
+    /// The pairing id, as the code spells it (`pid`).
+    public var pairingID: String
+    /// Whether the relay took the room's verifier; until then each connection registers it.
+    public var registered: Bool
+
+    public init(relay: String, computerKey: String, pairingID: String, registered: Bool) {
+        self.relay = relay
+        self.computerKey = computerKey
+        self.pairingID = pairingID
+        self.registered = registered
     }
 }

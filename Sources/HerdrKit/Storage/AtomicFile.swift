@@ -37,7 +37,7 @@ public enum AtomicFile {
     /// The contents of the file at `url`, or nil when there is none.
     ///
     /// Throws when the file is larger than `maxBytes`, so a huge or hostile file cannot exhaust memory.
-    static func readIfPresent(_ url: URL, maxBytes: Int) throws(StorageError) -> [UInt8]? {
+    public static func readIfPresent(_ url: URL, maxBytes: Int) throws(StorageError) -> [UInt8]? {
         let path = url.path
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {

@@ -39,6 +39,8 @@ public struct ConfigDirectory: Sendable, Hashable {
     public var deviceKeyFile: URL { url.appendingPathComponent("id_ed25519") }
     /// The device's public key (`id_ed25519.pub`).
     public var devicePublicKeyFile: URL { url.appendingPathComponent("id_ed25519.pub") }
+    /// The device's Noise static key for the relay road (`companion_key`, 0600).
+    public var companionKeyFile: URL { url.appendingPathComponent("companion_key") }
 
     /// Creates the directory with mode 0700 if it is missing (parents with the usual 0755).
     ///

@@ -5,12 +5,12 @@ import Foundation
 #endif
 
 /// Moving an unreadable file out of the way without destroying it or an earlier one.
-enum CorruptFile {
+public enum CorruptFile {
     /// Renames `url` to `<name>.corrupt`, or `<name>.corrupt-<unix time>` (then `-<n>`) when that is taken.
     ///
     /// Uses `link` + `unlink`, because `link` refuses an existing name atomically, so an earlier corrupt file
     /// is never overwritten even if two processes do this at once. Returns the new location.
-    static func moveAside(_ url: URL, now: Date = Date()) throws(StorageError) -> URL {
+    public static func moveAside(_ url: URL, now: Date = Date()) throws(StorageError) -> URL {
         let path = url.path
         let stamp = Int(now.timeIntervalSince1970)
         var candidates = [path + ".corrupt", path + ".corrupt-\(stamp)"]

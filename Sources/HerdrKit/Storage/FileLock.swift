@@ -9,9 +9,9 @@ import Foundation
 /// Each acquisition opens the lock file anew, so threads of one process exclude each other as well
 /// (flock locks belong to the open file description). The lock file is never deleted: removing it would
 /// let two processes lock two different files.
-enum FileLock {
+public enum FileLock {
     /// Runs `body` while holding the lock on `url`, creating the lock file (0600) if needed.
-    static func withExclusiveLock<T>(
+    public static func withExclusiveLock<T>(
         _ url: URL, _ body: () throws(StorageError) -> T
     ) throws(StorageError) -> T {
         let path = url.path

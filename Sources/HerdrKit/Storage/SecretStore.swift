@@ -1,6 +1,7 @@
 import Foundation
 
-/// Passwords for host profiles, keyed by profile id, in `secrets.json` (mode 0600).
+/// Secrets of host profiles, keyed by profile id, in `secrets.json` (mode 0600): passwords for the
+/// SSH road, room secrets for the relay road.
 ///
 /// Kept apart from `hosts.json` so profiles can be shown, copied or backed up without carrying secrets.
 /// Every change is a locked read-modify-write (an `flock` on `secrets.json.lock`) followed by an atomic
@@ -36,12 +37,30 @@ public final class SecretStore: Sendable {
     }
 
     /// Saves `password` for the profile `id`, or removes it when `password` is nil.
-    ///
-    /// A `secrets.json` that cannot be decoded is moved aside (`secrets.json.corrupt…`) rather than
-    /// overwritten, so nothing in it is destroyed.
     public func setPassword(_ password: String?, for id: UUID) throws(StorageError) {
         // Removing what is not there needs no file, lock or directory.
         if password == nil, (try? storedPassword(for: id)) == .some(nil) { return }
+        try modify { $0.passwords[id.uuidString] = password }
+    }
+
+    /// The relay room secret of the profile `id` (32 bytes), or nil when there is none.
+    public func roomSecret(for id: UUID) throws(StorageError) -> [UInt8]? {
+        try load().roomSecrets?[id.uuidString].flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) }
+    }
+
+    /// Saves the relay room secret of the profile `id`, or removes it when nil.
+    public func setRoomSecret(_ secret: [UInt8]?, for id: UUID) throws(StorageError) {
+        if secret == nil, (try? roomSecret(for: id)) == .some(nil) { return }
+        try modify { contents in
+            var secrets = contents.roomSecrets ?? [:]
+            secrets[id.uuidString] = secret.map { Data($0).base64EncodedString() }
+            contents.roomSecrets = secrets.isEmpty ? nil : secrets
+        }
+    }
+
+    /// A locked read-modify-write, then an atomic replace. A `secrets.json` that cannot be decoded
+    /// is moved aside (`secrets.json.corrupt…`) rather than overwritten, so nothing in it is destroyed.
+    private func modify(_ change: (inout Contents) -> Void) throws(StorageError) {
         try ConfigDirectory(url: file.deletingLastPathComponent()).create()
         try FileLock.withExclusiveLock(lockFile) { () throws(StorageError) in
             var contents: Contents
@@ -51,8 +70,9 @@ public final class SecretStore: Sendable {
                 _ = try CorruptFile.moveAside(file)
                 contents = Contents()
             }
-            guard contents.passwords[id.uuidString] != password else { return }
-            contents.passwords[id.uuidString] = password
+            let before = contents
+            change(&contents)
+            guard contents != before else { return }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             let data: Data
@@ -65,10 +85,12 @@ public final class SecretStore: Sendable {
         }
     }
 
-    /// What `secrets.json` holds: a version for future changes and the passwords by profile id.
-    private struct Contents: Codable {
+    /// What `secrets.json` holds: a version for future changes, the passwords and the room secrets
+    /// (standard base64) by profile id.
+    private struct Contents: Codable, Equatable {
         var version: Int? = 1
         var passwords: [String: String] = [:]
+        var roomSecrets: [String: String]?
     }
 
     private func load() throws(StorageError) -> Contents {

@@ -49,13 +49,12 @@ struct PairingCodeBuilder {
 
     var url: String { scheme + items.map { "\($0.key)=\($0.value)" }.joined(separator: "&") }
 
-    func parse(now: Date = PairingCodeBuilder.now) -> Result<PairingPayload, PairingPayloadError> {
+    func parse(now: Date = PairingCodeBuilder.now) -> Result<PairingPayload, PairingCodeError> {
         Self.parse(url, now: now)
     }
 
-    static func parse(_ text: String, now: Date = PairingCodeBuilder.now) -> Result<PairingPayload, PairingPayloadError>
-    {
-        do throws(PairingPayloadError) {
+    static func parse(_ text: String, now: Date = PairingCodeBuilder.now) -> Result<PairingPayload, PairingCodeError> {
+        do throws(PairingCodeError) {
             return .success(try PairingPayload(parsing: text, now: now))
         } catch {
             return .failure(error)
@@ -87,13 +86,13 @@ struct PairingCodeBuilder {
     }
 }
 
-extension Result where Success == PairingPayload, Failure == PairingPayloadError {
+extension Result where Success == PairingPayload, Failure == PairingCodeError {
     var payload: PairingPayload? {
         if case .success(let payload) = self { return payload }
         return nil
     }
 
-    var error: PairingPayloadError? {
+    var error: PairingCodeError? {
         if case .failure(let error) = self { return error }
         return nil
     }

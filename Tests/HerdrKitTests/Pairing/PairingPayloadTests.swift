@@ -87,13 +87,13 @@ struct PairingPayloadTests {
     @Test(
         "not a pairing code, or a user, password, port, path or fragment",
         arguments: [
-            ("https://pair?", PairingPayloadError.Kind.notAPairingCode), ("herdrs://pair?", .notAPairingCode),
+            ("https://pair?", PairingCodeError.Kind.notAPairingCode), ("herdrs://pair?", .notAPairingCode),
             ("herdr:pair?", .notAPairingCode), ("herdr:/pair?", .notAPairingCode), ("pair?", .notAPairingCode),
             ("herdr://pairs?", .malformed), ("herdr://?", .malformed), ("herdr://user@pair?", .malformed),
             ("herdr://user:secret@pair?", .malformed), ("herdr://pair:22?", .malformed), ("herdr://pair:?", .malformed),
             ("herdr://pair/?", .malformed), ("herdr://pair/enroll?", .malformed), ("herdr://pair.example?", .malformed),
         ])
-    func refusedPrefixes(prefix: String, kind: PairingPayloadError.Kind) {
+    func refusedPrefixes(prefix: String, kind: PairingCodeError.Kind) {
         var variant = code
         variant.scheme = prefix
         #expect(variant.parse().error?.kind == kind, "\(prefix)")
@@ -422,10 +422,10 @@ struct PairingPayloadTests {
     @Test(
         "the expiry is in the future and at most 900 s ahead",
         arguments: [
-            (0, PairingPayloadError.Kind?.some(.expired)), (-1, .expired), (-100_000, .expired), (1, nil), (600, nil),
+            (0, PairingCodeError.Kind?.some(.expired)), (-1, .expired), (-100_000, .expired), (1, nil), (600, nil),
             (900, nil), (901, .invalidField), (86_400, .invalidField),
         ])
-    func expiry(offset: Int, refusal: PairingPayloadError.Kind?) {
+    func expiry(offset: Int, refusal: PairingCodeError.Kind?) {
         let value = String(Int(Code.now.timeIntervalSince1970) + offset)
         let result = code.with("x", value).parse()
         if let refusal {

@@ -1,3 +1,4 @@
+import CLISupport
 import Foundation
 import Glibc
 import HerdrCrypto
@@ -6,7 +7,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@testable import HerdrHost
+@testable import SSHPairingHost
 
 /// A state base in a fresh temporary home, and owner records for it.
 struct StateFixture {

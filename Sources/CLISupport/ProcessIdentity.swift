@@ -33,13 +33,13 @@ public struct ProcessIdentity: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "pid \(pid) (start \(startTime), boot \(bootID))" }
 
-    static func currentBootID() -> String? {
+    public static func currentBootID() -> String? {
         readSmallFile("/proc/sys/kernel/random/boot_id").map { String($0.filter { !$0.isWhitespace }) }
     }
 
     /// Field 22 of /proc/<pid>/stat. The command name (field 2) may hold spaces and parentheses, so
     /// fields are counted after its last `)`.
-    static func startTime(of pid: Int32) -> UInt64? {
+    public static func startTime(of pid: Int32) -> UInt64? {
         guard let fields = statFields(pid), fields.count > 19 else { return nil }
         return UInt64(fields[19])
     }
@@ -54,11 +54,19 @@ public struct ProcessIdentity: Sendable, Equatable, CustomStringConvertible {
         return text[text.index(after: close)...].split(separator: " ")
     }
 
+    /// A /proc file of at most 8 KiB, or nil.
     private static func readSmallFile(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        guard let bytes = try? FileIO.readToEnd(fd, path: path, limit: 8192) else { return nil }
-        return String(decoding: bytes, as: UTF8.self)
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while bytes.count <= 8192 {
+            let count = read(fd, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += buffer[0..<count]
+        }
+        return bytes.count <= 8192 ? String(decoding: bytes, as: UTF8.self) : nil
     }
 }

@@ -27,12 +27,12 @@ public struct QRCode: Sendable, Equatable {
 
     /// Encodes `text` as UTF-8 in byte mode at the smallest version that holds it.
     ///
-    /// - Throws: ``HostError`` (`tooLarge`) when the text does not fit any version at this level.
-    public init(encoding text: String, level: Level = .medium) throws(HostError) {
+    /// - Throws: ``QRCodeError`` when the text does not fit any version at this level.
+    public init(encoding text: String, level: Level = .medium) throws(QRCodeError) {
         let bytes = Array(text.utf8)
         let symbol = bytes.withUnsafeBufferPointer { QRcode_encodeData(Int32($0.count), $0.baseAddress, 0, level.c) }
         guard let symbol else {
-            throw HostError(.tooLarge, "The text (\(bytes.count) bytes) does not fit in a QR code at this level")
+            throw QRCodeError(byteCount: bytes.count)
         }
         defer { QRcode_free(symbol) }
         let width = Int(symbol.pointee.width)
@@ -75,4 +75,10 @@ public struct QRCode: Sendable, Equatable {
         }
         return lines
     }
+}
+
+/// Text too long for any QR code version at the level asked for.
+public struct QRCodeError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let byteCount: Int
+    public var description: String { "The text (\(byteCount) bytes) does not fit in a QR code at this level" }
 }

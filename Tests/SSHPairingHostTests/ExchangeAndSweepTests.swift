@@ -5,7 +5,7 @@ import HerdrKit
 import TestSupport
 import Testing
 
-@testable import HerdrHost
+@testable import SSHPairingHost
 
 /// The enroll side against a state directory driven by this test as the foreground would, and the
 /// sweep of what dead helpers left.

@@ -1,3 +1,4 @@
+import CLISupport
 import Foundation
 
 /// Who runs a pairing and what it promised, written by the foreground helper into its state directory

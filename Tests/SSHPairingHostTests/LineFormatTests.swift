@@ -4,7 +4,7 @@ import HerdrCrypto
 import HerdrKit
 import Testing
 
-@testable import HerdrHost
+@testable import SSHPairingHost
 
 @Suite struct LineFormatTests {
     static let key = SSHPublicKey(ed25519: try! Ed25519PrivateKey(seed: [UInt8](repeating: 9, count: 32)).publicKey)

@@ -5,7 +5,7 @@ import HerdrKit
 import TestSupport
 import Testing
 
-@testable import HerdrHost
+@testable import SSHPairingHost
 
 @Suite struct DiscoveryAndQRTests {
     // MARK: tailscale status --json
@@ -97,41 +97,5 @@ import Testing
         }
         #expect(try HostKeyFingerprints.key(inPublicKeyFile: directory.file("rsa").path + ".pub") == nil)
         #expect(throws: HostError.self) { try HostKeyFingerprints.key(inPublicKeyFile: directory.file("rsa").path) }
-    }
-
-    // MARK: QR
-
-    @Test func theHalfBlockQRCodeDecodesWithZbarimg() throws {
-        let url =
-            "herdr://pair?v=1&id=AAECAwQFBgcICQoLDA0ODw&n=James%27s%20Mac&u=james&os=unix&h=studio.tail1234.ts.net,100.101.102.103,studio&p=22&fp=SHA256:y%2F9bMRGJa4m6o4N8m4wJt7R7DOvMF7Ar4iQyWagXGpg&k=HyAkYRDI29A0R1GwV5dUvpaQJbsWoju7zVonagwddJw&x=1795986485&s=work"
-        let code = try QRCode(encoding: url, level: .medium)
-        let lines = code.halfBlockLines(quietZone: 4)
-        #expect(lines.count == (code.size + 8 + 1) / 2)
-        #expect(lines.allSatisfy { $0.count == code.size + 8 })
-        #expect(lines.first == String(repeating: "█", count: code.size + 8))
-        #expect(code.size <= 65)  // fits 80 columns with the quiet zone
-
-        // Light modules are the drawn ones: white pixels.
-        let directory = try TemporaryDirectory()
-        var rows: [[Bool]] = []
-        for line in lines {
-            rows.append(line.map { $0 == "█" || $0 == "▀" })
-            rows.append(line.map { $0 == "█" || $0 == "▄" })
-        }
-        var pgm = Array("P5 \(rows[0].count * 6) \(rows.count * 6) 255\n".utf8)
-        for row in rows {
-            let pixels = row.flatMap { [UInt8](repeating: $0 ? 255 : 0, count: 6) }
-            for _ in 0..<6 { pgm += pixels }
-        }
-        try Data(pgm).write(to: directory.file("code.pgm"))
-        let decoded = try ProcessRunner.run("zbarimg", ["--raw", "-q", directory.file("code.pgm").path])
-        #expect(decoded.stdout.trimmingCharacters(in: .newlines) == url)
-
-        let colored = code.halfBlockLines(quietZone: 4, colors: true)
-        #expect(colored[0].hasPrefix("\u{1B}[97;40m") && colored[0].hasSuffix("\u{1B}[0m"))
-    }
-
-    @Test func textTooLongForAnyVersionIsAnError() {
-        #expect(throws: HostError.self) { try QRCode(encoding: String(repeating: "x", count: 4000), level: .high) }
     }
 }

@@ -4,7 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@testable import HerdrHost
+@testable import SSHPairingHost
 
 @Suite struct AuthorizedKeysFileTests {
     @Test func appendCreatesTheFile0600WithALockFileBeside() throws {

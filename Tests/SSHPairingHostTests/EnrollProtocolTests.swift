@@ -3,7 +3,7 @@ import HerdrCrypto
 import HerdrKit
 import Testing
 
-@testable import HerdrHost
+@testable import SSHPairingHost
 
 @Suite struct EnrollProtocolTests {
     static let key = SSHPublicKey(ed25519: Ed25519PrivateKey().publicKey)

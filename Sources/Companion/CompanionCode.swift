@@ -1,0 +1,109 @@
+import Foundation
+import HerdrKit
+import RelayClient
+import RelayProtocol
+
+/// The pairing code a computer (`herdr-host pair`) shows for the Noise roads:
+/// `herdr://companion?v=1&proto=Noise_XK_25519_ChaChaPoly_BLAKE2s&rs=…&pid=…&relay=…&n=…[&s=…][&x=…]`
+/// (docs/companion-code.md). Parsed with the strictness of pairing payload v1 (interop-facts §3):
+/// a size cap, a known key twice is an error, unknown keys are ignored, canonical base64url, the
+/// relay reduced to a bare origin at parse time.
+public struct CompanionCode: Sendable, Hashable {
+    /// The longest code accepted, in UTF-8 bytes (as v1).
+    public static let maximumLength = PairingPayload.maximumLength
+    public static let host = "companion"
+    public static let version = "1"
+    public static let staticKeySize = 32
+    public static let pairingIDSize = 16
+
+    /// The computer's Noise static public key, `rs`.
+    public var staticPublicKey: [UInt8]
+    /// 16 random bytes naming this pairing; its text (`pidText`) goes into the prologue and the room.
+    public var pairingID: [UInt8]
+    /// The relay both sides meet at, reduced to its origin.
+    public var relay: RelayEndpoint
+    /// The computer's display name.
+    public var computerName: String
+    /// The herdr session to attach to after pairing; nil for herdr's default.
+    public var session: String?
+    /// When the code stops working, if it says.
+    public var expiresAt: Date?
+
+    public init(
+        staticPublicKey: [UInt8], pairingID: [UInt8], relay: RelayEndpoint, computerName: String,
+        session: String? = nil, expiresAt: Date? = nil
+    ) {
+        self.staticPublicKey = staticPublicKey
+        self.pairingID = pairingID
+        self.relay = relay
+        self.computerName = computerName
+        self.session = session
+        self.expiresAt = expiresAt
+    }
+
+    /// The pairing id as the code spells it: 22 characters of unpadded base64url.
+    public var pidText: String { Base64URL.encode(pairingID) }
+
+    /// The relay room of this pairing: lowercase hex SHA256(canonical("iterm2-room", [rs, pid])).
+    public var room: String { RoomName.derive(staticPublicKey: staticPublicKey, pid: pidText) }
+
+    /// The code as a link, values percent-escaped.
+    public var url: String {
+        var fields: [(String, String)] = [
+            ("v", Self.version), ("proto", CompanionProfile.protocolName), ("rs", Base64URL.encode(staticPublicKey)),
+            ("pid", pidText), ("relay", relay.origin), ("n", computerName),
+        ]
+        if let session { fields.append(("s", session)) }
+        if let expiresAt { fields.append(("x", String(Int64(expiresAt.timeIntervalSince1970.rounded(.down))))) }
+        return HerdrLink.url(host: Self.host, fields: fields)
+    }
+
+    static let knownKeys: Set<String> = ["v", "proto", "rs", "pid", "relay", "n", "s", "x"]
+
+    /// Parses and checks a code; `now` decides expiry when the code has one.
+    public init(parsing text: String, now: Date = Date()) throws(PairingCodeError) {
+        let fields = try HerdrLink.fields(
+            of: text, host: Self.host, knownKeys: Self.knownKeys, maximumLength: Self.maximumLength)
+        func required(_ key: String, _ name: String) throws(PairingCodeError) -> String {
+            guard let value = fields[key] else {
+                throw PairingCodeError(.missingField, field: key, "The pairing code has no \(name) (\(key))")
+            }
+            return value
+        }
+        guard try required("v", "version") == Self.version else {
+            throw PairingCodeError(
+                .unsupportedVersion, field: "v", "The pairing code has an unsupported version; update herdr-remote")
+        }
+        guard try required("proto", "protocol") == CompanionProfile.protocolName else {
+            throw PairingCodeError(
+                .unsupportedVersion, field: "proto",
+                "The pairing code asks for a protocol other than \(CompanionProfile.protocolName); update herdr-remote")
+        }
+        guard let key = Base64URL.decodeCanonical(try required("rs", "computer key")), key.count == Self.staticKeySize
+        else {
+            throw PairingCodeError(
+                .invalidField, field: "rs", "The computer key (rs) must be 32 bytes of canonical unpadded base64url")
+        }
+        staticPublicKey = key
+        let pidText = try required("pid", "pairing id")
+        guard !pidText.hasPrefix("-"), let pid = Base64URL.decodeCanonical(pidText), pid.count == Self.pairingIDSize
+        else {
+            throw PairingCodeError(
+                .invalidField, field: "pid", "The pairing id (pid) must be 16 bytes of canonical unpadded base64url")
+        }
+        pairingID = pid
+        let relayText = try required("relay", "relay")
+        do throws(RelayClientError) {
+            relay = try RelayEndpoint(parsing: relayText)
+        } catch {
+            throw PairingCodeError(
+                .invalidField, field: "relay",
+                "The relay (relay) must be https://host[:port] with nothing after it (\(error.message))")
+        }
+        computerName = try PairingCodeRules.computerName(try required("n", "computer name"))
+        session = try PairingCodeRules.session(fields["s"])
+        expiresAt = try fields["x"].map { text throws(PairingCodeError) in
+            try PairingCodeRules.expiry(text, now: now)
+        }
+    }
+}

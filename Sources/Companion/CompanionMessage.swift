@@ -1,0 +1,99 @@
+import Foundation
+import HerdrKit
+import RelayProtocol
+
+/// The control messages inside the end-to-end channel (docs/companion-code.md, "Inside the
+/// channel"). Each is one channel message: a JSON object with exactly one key naming it, at most
+/// `maximumLength` bytes. Messages whose first byte is not `{` are the session protocol's.
+public enum CompanionMessage: Hashable, Sendable {
+    /// Computer → device, the first message after a fresh pairing's handshake: the person typed the
+    /// device's code on the computer (`accepted`), or did not (`rejected`).
+    case pairing(accepted: Bool)
+    /// Device → computer, first on every connection: who it is and the room secret (resent every
+    /// time, so a pairing that dropped half-way heals itself).
+    case status(DeviceStatus)
+    /// Computer → device: the status is stored; the device may now register the room.
+    case statusAcknowledged
+    /// Device → computer: the relay accepted the room's verifier; the room is established.
+    case registered
+    /// A control message of a later version, by its key: ignored.
+    case unknown(String)
+
+    /// The longest control message.
+    public static let maximumLength = 4096
+
+    /// What a device says about itself on connecting.
+    public struct DeviceStatus: Hashable, Sendable {
+        /// The device's display name, printable, at most 64 characters.
+        public var name: String
+        /// The 32 random bytes the device minted at pairing; both sides derive the join key from it.
+        public var roomSecret: [UInt8]
+        /// Whether the device has registered the room's verifier with the relay.
+        public var registered: Bool
+
+        public init(name: String, roomSecret: [UInt8], registered: Bool) {
+            self.name = name
+            self.roomSecret = roomSecret
+            self.registered = registered
+        }
+    }
+
+    public var bytes: [UInt8] {
+        let text: String
+        switch self {
+        case .pairing(let accepted): text = "{\"pairing\":\"\(accepted ? "accepted" : "rejected")\"}"
+        case .status(let status):
+            text =
+                "{\"status\":{\"v\":1,\"name\":\(RelayJSON.quoted(status.name)),\"roomSecret\":\"\(Data(status.roomSecret).base64EncodedString())\",\"registered\":\(status.registered)}}"
+        case .statusAcknowledged: text = "{\"ack\":\"status\"}"
+        case .registered: text = "{\"registered\":true}"
+        case .unknown(let key): text = "{\(RelayJSON.quoted(key)):null}"
+        }
+        return Array(text.utf8)
+    }
+
+    /// True for a control message (the session protocol's messages start otherwise).
+    public static func isControl(_ bytes: [UInt8]) -> Bool { bytes.first == UInt8(ascii: "{") }
+
+    /// Parses a control message; throws, naming the problem, for anything malformed.
+    public init(parsing bytes: [UInt8]) throws(CompanionMessageError) {
+        guard bytes.count <= Self.maximumLength else {
+            throw CompanionMessageError("a control message of \(bytes.count) bytes (at most \(Self.maximumLength))")
+        }
+        guard case .object(let object) = RelayJSON.value(bytes), object.count == 1, let (key, value) = object.first
+        else { throw CompanionMessageError("a control message is not a JSON object with one key") }
+        switch key {
+        case "pairing":
+            switch value as? String {
+            case "accepted": self = .pairing(accepted: true)
+            case "rejected": self = .pairing(accepted: false)
+            default: throw CompanionMessageError("pairing is neither accepted nor rejected")
+            }
+        case "status":
+            guard let fields = value as? [String: Any], RelayJSON.integer(fields["v"]) == 1,
+                let name = fields["name"] as? String, !name.isEmpty,
+                name == Pairing.printableText(name, limit: PairingPayload.maximumNameLength),
+                let secret = RelayJSON.bytes(fields["roomSecret"]), secret.count == RelayJoinKey.roomSecretSize,
+                let registered = RelayJSON.boolean(fields["registered"])
+            else {
+                throw CompanionMessageError(
+                    "a status is not {v: 1, name: 1-64 printable characters, roomSecret: 32 bytes, registered}")
+            }
+            self = .status(DeviceStatus(name: name, roomSecret: secret, registered: registered))
+        case "ack":
+            guard value as? String == "status" else { throw CompanionMessageError("an ack of something unknown") }
+            self = .statusAcknowledged
+        case "registered":
+            guard RelayJSON.boolean(value) == true else { throw CompanionMessageError("registered is not true") }
+            self = .registered
+        default:
+            self = .unknown(key)
+        }
+    }
+}
+
+/// A control message that does not parse: the peer is broken or hostile; the channel ends.
+public struct CompanionMessageError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,96 @@
+import RelayClient
+
+/// The end-to-end channel over one admitted relay connection: frames out go straight to the
+/// connection, frames in come from the owner's loop. Any failure (of the channel or of a send)
+/// is fatal, as the channel's own failures are: the owner closes the connection and starts over
+/// on the next one with a fresh handshake.
+public struct RelayChannel: Sendable {
+    public enum Output: Sendable, Equatable {
+        case established(CompanionChannel.Established)
+        case message([UInt8])
+    }
+
+    public let connection: RelayConnection
+    private var channel: CompanionChannel
+
+    public init(connection: RelayConnection, handshake: CompanionHandshake) {
+        self.connection = connection
+        self.channel = CompanionChannel(handshake: handshake)
+    }
+
+    public var isEstablished: Bool { channel.isEstablished }
+    public var established: CompanionChannel.Established? { channel.established }
+
+    /// Starts the handshake (the initiator's first message goes out).
+    public mutating func start() throws(RelayChannelError) -> [Output] {
+        do {
+            return try carryOut(try channel.start())
+        } catch let error as SecureChannelError {
+            throw .channel(error)
+        } catch let error as RelayChannelError {
+            throw error
+        } catch {
+            throw .channel(SecureChannelError(.noise, "\(error)"))
+        }
+    }
+
+    /// One frame from the peer.
+    public mutating func receive(_ frame: [UInt8]) throws(RelayChannelError) -> [Output] {
+        do {
+            return try carryOut(try channel.receive(frame))
+        } catch let error as SecureChannelError {
+            throw .channel(error)
+        } catch let error as RelayChannelError {
+            throw error
+        } catch {
+            throw .channel(SecureChannelError(.noise, "\(error)"))
+        }
+    }
+
+    /// Sends one message (chunked into frames as needed).
+    public mutating func send(_ message: [UInt8]) throws(RelayChannelError) {
+        let frames: [[UInt8]]
+        do {
+            frames = try channel.send(message)
+        } catch {
+            throw .channel(error)
+        }
+        for frame in frames {
+            do {
+                try connection.send(frame)
+            } catch {
+                throw .send(error)
+            }
+        }
+    }
+
+    private func carryOut(_ actions: [CompanionChannel.Action]) throws -> [Output] {
+        var outputs: [Output] = []
+        for action in actions {
+            switch action {
+            case .send(let frame):
+                do {
+                    try connection.send(frame)
+                } catch {
+                    throw RelayChannelError.send(error)
+                }
+            case .established(let established): outputs.append(.established(established))
+            case .deliver(let message): outputs.append(.message(message))
+            }
+        }
+        return outputs
+    }
+}
+
+/// Why a relay channel ended.
+public enum RelayChannelError: Error, Sendable, CustomStringConvertible {
+    case channel(SecureChannelError)
+    case send(RelayClientError)
+
+    public var description: String {
+        switch self {
+        case .channel(let error): "the end-to-end channel failed (\(error))"
+        case .send(let error): "sending failed (\(error.message))"
+        }
+    }
+}

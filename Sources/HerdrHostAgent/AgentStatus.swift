@@ -1,0 +1,48 @@
+import CLISupport
+import Foundation
+import HerdrKit
+
+/// What `herdr-host run` is doing, in `agent.json`, for `herdr-host status`: which process, since
+/// when, and each device room's state. Rewritten (atomically, 0600) whenever a state changes.
+public struct AgentStatus: Codable, Hashable, Sendable {
+    public var pid: Int32
+    public var startTime: UInt64
+    public var bootID: String
+    public var startedAt: Date
+    public var rooms: [Room]
+
+    public struct Room: Codable, Hashable, Sendable {
+        public var device: UUID
+        public var name: String
+        /// `parked`, `connected`, `waiting: …`, `stopped: …`.
+        public var state: String
+        public var since: Date
+    }
+
+    /// Whether the agent that wrote this still runs.
+    public var isRunning: Bool {
+        ProcessIdentity(pid: pid, startTime: startTime, bootID: bootID).isAlive
+    }
+
+    public static func load(_ directory: AgentDirectory) throws(StorageError) -> AgentStatus? {
+        guard let bytes = try AtomicFile.readIfPresent(directory.agentStatusFile, maxBytes: 1 << 20) else { return nil }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        guard let status = try? decoder.decode(AgentStatus.self, from: Data(bytes)) else {
+            throw StorageError(
+                .corrupt, path: directory.agentStatusFile.path,
+                message: "\(directory.agentStatusFile.path) is not a valid status file")
+        }
+        return status
+    }
+
+    public func save(_ directory: AgentDirectory) throws(StorageError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        guard let data = try? encoder.encode(self) else {
+            throw StorageError(.encode, path: directory.agentStatusFile.path, message: "Could not encode the status")
+        }
+        try AtomicFile.write([UInt8](data) + [0x0A], to: directory.agentStatusFile, mode: 0o600)
+    }
+}

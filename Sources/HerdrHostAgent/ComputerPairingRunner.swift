@@ -1,0 +1,229 @@
+import CLISupport
+import Companion
+import Foundation
+import HerdrKit
+import Noise
+import RelayClient
+
+/// Where `herdr-host pair` talks to the person: it shows codes, asks for the typed one, and says
+/// what happened. Its answers come back as `ComputerPairingRunner.Input.line`.
+public protocol PairingConsole: AnyObject, Sendable {
+    func showCode(_ code: CompanionCode)
+    /// Ask for the code the device shows (`attemptsLeft` includes this one).
+    func ask(attemptsLeft: Int)
+    /// The pending question is void: discard what was typed for it, and say why.
+    func voidQuestion(_ text: String)
+    func say(_ text: String)
+}
+
+/// The I/O shell of `ComputerPairing`: parks in the code's room through a `RelayLink`, runs the
+/// responder handshake on each admitted connection, feeds the state machine and carries out its
+/// actions. One loop on the caller's thread; the link, its connection and the person's input
+/// arrive through `inputs`.
+public final class ComputerPairingRunner: Sendable {
+    public enum Input: Sendable {
+        case room(tag: Int, RoomPump.Event)
+        /// A line the person typed.
+        case line(String)
+        /// Input ended: nothing more can be typed.
+        case inputClosed
+        /// Stop now (a signal, Ctrl+C).
+        case cancel
+    }
+
+    public let inputs = EventQueue<Input>()
+    let template: ComputerPairing.CodeTemplate
+    let staticKey: KeyPair
+    let registry: DeviceRegistry
+    let console: any PairingConsole
+    let linkOptions: RelayLink.Options
+    let configuration: ComputerPairing.Configuration
+
+    public init(
+        template: ComputerPairing.CodeTemplate, staticKey: KeyPair, registry: DeviceRegistry,
+        console: any PairingConsole, linkOptions: RelayLink.Options = RelayLink.Options(),
+        configuration: ComputerPairing.Configuration = ComputerPairing.Configuration()
+    ) {
+        self.template = template
+        self.staticKey = staticKey
+        self.registry = registry
+        self.console = console
+        self.linkOptions = linkOptions
+        self.configuration = configuration
+    }
+
+    /// The state of one run, owned by the loop.
+    private final class Loop {
+        var machine: ComputerPairing
+        var pump: RoomPump?
+        var tag = 0
+        var channel: RelayChannel?
+        var sawFrame = false
+        var storedID: UUID?
+        var failure: String?
+
+        init(_ machine: ComputerPairing) { self.machine = machine }
+    }
+
+    /// Runs the pairing to its end. `finished` carries the outcome; a store failure ends it as
+    /// `unfinished` with the reason said on the console.
+    public func run() -> ComputerPairing.Outcome {
+        let loop = Loop(ComputerPairing(template: template, configuration: configuration))
+        var outcome = ComputerPairing.Outcome.unfinished
+        var actions = loop.machine.handle(.start(now: Date()))
+        while true {
+            if let ended = perform(actions, loop) {
+                outcome = ended
+                break
+            }
+            actions = []
+            guard let input = inputs.next(timeout: 0.25) else {
+                actions = loop.machine.handle(.tick(now: Date()))
+                continue
+            }
+            actions = handle(input, loop)
+        }
+        loop.pump?.stop()
+        if let id = loop.storedID {
+            _ = try? registry.update(id) { $0.finishingProcess = nil }
+        }
+        return outcome
+    }
+
+    private func handle(_ input: Input, _ loop: Loop) -> [ComputerPairing.Action] {
+        let now = Date()
+        switch input {
+        case .cancel: return loop.machine.handle(.cancel)
+        case .inputClosed:
+            guard !loop.machine.isFinished else { return [] }
+            console.say("Input closed: the code cannot be typed.")
+            return loop.machine.handle(.cancel)
+        case .line(let text): return loop.machine.isAsking ? loop.machine.handle(.typed(text, now: now)) : []
+        case .room(let tag, let event):
+            guard tag == loop.tag else { return [] }
+            switch event {
+            case .admitted(let connection):
+                guard
+                    let handshake = try? CompanionProfile.herdrRemote.responderHandshake(
+                        pid: loop.machine.code?.pidText ?? "", localStatic: staticKey)
+                else { return [] }
+                loop.channel = RelayChannel(connection: connection, handshake: handshake)
+                loop.sawFrame = false
+                return []
+            case .frame(let frame): return received(frame, loop, now: now)
+            case .connectionEnded:
+                guard loop.channel != nil else { return [] }
+                loop.channel = nil
+                return loop.machine.handle(.connectionEnded(now: now))
+            case .waiting: return []
+            case .stopped(let reason):
+                switch reason {
+                case .stopped: return []
+                default:
+                    loop.channel = nil
+                    return loop.machine.handle(.roomClosed(reason: reason.description, now: now))
+                }
+            }
+        }
+    }
+
+    private func received(_ frame: [UInt8], _ loop: Loop, now: Date) -> [ComputerPairing.Action] {
+        guard var channel = loop.channel else { return [] }
+        var actions: [ComputerPairing.Action] = []
+        if !loop.sawFrame {
+            loop.sawFrame = true
+            actions += loop.machine.handle(.handshakeStarted(now: now))
+        }
+        do {
+            let outputs = try channel.receive(frame)
+            loop.channel = channel
+            for output in outputs {
+                switch output {
+                case .established(let established):
+                    actions += loop.machine.handle(
+                        .established(
+                            handshakeHash: established.handshakeHash,
+                            deviceStaticKey: established.remoteStaticPublicKey ?? [], now: now))
+                case .message(let bytes):
+                    guard CompanionMessage.isControl(bytes) else { continue }
+                    do {
+                        actions += loop.machine.handle(.message(try CompanionMessage(parsing: bytes), now: now))
+                    } catch {
+                        return actions + drop(loop, now: now)
+                    }
+                }
+            }
+        } catch {
+            return actions + drop(loop, now: now)
+        }
+        return actions
+    }
+
+    /// The channel failed: the connection goes, and the link parks again.
+    private func drop(_ loop: Loop, now: Date) -> [ComputerPairing.Action] {
+        loop.channel?.connection.close()
+        loop.channel = nil
+        return loop.machine.handle(.connectionEnded(now: now))
+    }
+
+    /// Carries out `actions`; the outcome once one is `finished`.
+    private func perform(_ actions: [ComputerPairing.Action], _ loop: Loop) -> ComputerPairing.Outcome? {
+        var pending = actions
+        while !pending.isEmpty {
+            let action = pending.removeFirst()
+            switch action {
+            case .showCode(let code):
+                loop.pump?.stop()
+                loop.channel = nil
+                loop.tag += 1
+                let link = RelayLink(
+                    endpoint: code.relay, room: code.room, role: .mac, credential: .none, options: linkOptions)
+                let inputs = self.inputs
+                loop.pump = RoomPump(link: link, tag: loop.tag) { tag, event in inputs.push(.room(tag: tag, event)) }
+                console.showCode(code)
+            case .ask(let left): console.ask(attemptsLeft: left)
+            case .voidQuestion(let text): console.voidQuestion(text)
+            case .say(let text): console.say(text)
+            case .send(let message):
+                guard var channel = loop.channel else { continue }
+                do {
+                    try channel.send(message.bytes)
+                    loop.channel = channel
+                } catch {
+                    pending = drop(loop, now: Date()) + pending
+                }
+            case .reconnect:
+                loop.channel?.connection.close()
+                loop.channel = nil
+            case .store(let device):
+                do {
+                    try store(device, loop)
+                } catch {
+                    console.say("Cannot keep the device: \(error). Nothing was paired.")
+                    // Tell the device no, and end: no acknowledgement may follow an unsaved secret.
+                    _ = perform(loop.machine.handle(.cancel), loop)
+                    return .unfinished
+                }
+            case .finished(let outcome): return outcome
+            }
+        }
+        return nil
+    }
+
+    private func store(_ device: ComputerPairing.ConfirmedDevice, _ loop: Loop) throws(StorageError) {
+        let id = loop.storedID ?? UUID()
+        var record = PairedDevice(
+            id: id, name: device.name, deviceKey: device.deviceStaticKey, pairingID: device.code.pidText,
+            room: device.code.room, relay: device.code.relay.origin, established: device.registered,
+            pairedAt: Date(), lastSeen: Date())
+        if let existing = try registry.devices().first(where: { $0.id == id }) {
+            record.pairedAt = existing.pairedAt
+            record.established = existing.established || device.registered
+        }
+        if let me = ProcessIdentity.current() {
+            record.finishingProcess = PairedDevice.HeldBy(pid: me.pid, startTime: me.startTime, bootID: me.bootID)
+        }
+        try registry.save(record, roomSecret: device.roomSecret)
+        loop.storedID = id
+    }
+}

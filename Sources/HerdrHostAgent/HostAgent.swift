@@ -1,0 +1,310 @@
+import CLISupport
+import Companion
+import Foundation
+import Glibc
+import HerdrCrypto
+import HerdrKit
+import Noise
+import RelayClient
+import RelayProtocol
+
+/// `herdr-host run`: parks in every paired device's room and keeps parking, with backoff, through
+/// drops and relay restarts; notices pairings and unpairings made while it runs; serves each
+/// device that connects (a fresh XK handshake, the pinned static key only, the device's status).
+/// It logs no secret and no peer address.
+///
+/// One loop on the caller's thread; each device's link and connection arrive through `inputs`.
+public final class HostAgent: Sendable {
+    public enum Input: Sendable {
+        case room(device: UUID, tag: Int, RoomPump.Event)
+        case stop
+    }
+
+    public let inputs = EventQueue<Input>()
+    let directory: AgentDirectory
+    let registry: DeviceRegistry
+    let staticKey: KeyPair
+    let linkOptions: RelayLink.Options
+    let log: @Sendable (String) -> Void
+
+    public init(
+        directory: AgentDirectory, staticKey: KeyPair, linkOptions: RelayLink.Options = RelayLink.Options(),
+        log: @escaping @Sendable (String) -> Void
+    ) {
+        self.directory = directory
+        self.registry = DeviceRegistry(directory: directory)
+        self.staticKey = staticKey
+        self.linkOptions = linkOptions
+        self.log = log
+    }
+
+    /// One device's room while the agent parks in it.
+    private final class Slot {
+        var device: PairedDevice
+        let pump: RoomPump
+        let tag: Int
+        var channel: RelayChannel?
+        var state = "connecting"
+        var since = Date()
+
+        init(device: PairedDevice, pump: RoomPump, tag: Int) {
+            self.device = device
+            self.pump = pump
+            self.tag = tag
+        }
+    }
+
+    private final class Loop {
+        var slots: [UUID: Slot] = [:]
+        var nextTag = 0
+        var generation = ""
+        var started = Date()
+        var statusDirty = true
+    }
+
+    /// Runs until `stop` arrives, then stops every link.
+    public func run() {
+        let loop = Loop()
+        reconcile(loop)
+        var lastCheck = Date()
+        while true {
+            if let input = inputs.next(timeout: 0.5) {
+                if case .stop = input { break }
+                handle(input, loop)
+            }
+            if Date().timeIntervalSince(lastCheck) >= 1 {
+                lastCheck = Date()
+                if registry.generation() != loop.generation { reconcile(loop) }
+                // A `pair` that held a room may have ended since.
+                if loop.slots.count != wanted(loop).count { reconcile(loop) }
+            }
+            if loop.statusDirty { writeStatus(loop) }
+        }
+        for slot in loop.slots.values { slot.pump.stop() }
+        for slot in loop.slots.values { slot.pump.link.waitUntilStopped(timeout: 3) }
+        try? FileManager.default.removeItem(at: directory.agentStatusFile)
+    }
+
+    // MARK: - Devices
+
+    private func wanted(_ loop: Loop) -> [PairedDevice] {
+        guard let devices = try? registry.devices() else { return Array(loop.slots.values.map(\.device)) }
+        return devices.filter { device in
+            guard device.ended == nil else { return false }
+            if let holder = device.finishingProcess,
+                ProcessIdentity(pid: holder.pid, startTime: holder.startTime, bootID: holder.bootID).isAlive
+            {
+                return false  // `herdr-host pair` is still finishing this pairing in that room
+            }
+            return true
+        }
+    }
+
+    /// Parks for new devices, stops for gone ones.
+    private func reconcile(_ loop: Loop) {
+        loop.generation = registry.generation()
+        let devices: [PairedDevice]
+        do {
+            devices = try registry.devices()
+        } catch {
+            log("cannot read the paired devices: \(error)")
+            return
+        }
+        let wantedIDs = Set(wanted(loop).map(\.id))
+        for (id, slot) in loop.slots where !wantedIDs.contains(id) {
+            slot.pump.stop()
+            loop.slots[id] = nil
+            loop.statusDirty = true
+            if !devices.contains(where: { $0.id == id }) { log("\(slot.device.name): unpaired; no longer parked") }
+        }
+        for device in devices where wantedIDs.contains(device.id) {
+            if let slot = loop.slots[device.id] {
+                slot.device = device
+                continue
+            }
+            start(device, loop)
+        }
+    }
+
+    private func start(_ device: PairedDevice, _ loop: Loop) {
+        let secret: [UInt8]
+        let endpoint: RelayEndpoint
+        let key: RelayJoinKey
+        do {
+            guard let stored = try registry.roomSecret(for: device.id) else {
+                log("\(device.name): no room secret is kept for this device; pair it again")
+                return
+            }
+            secret = stored
+            endpoint = try RelayEndpoint(parsing: device.relay)
+            key = try RelayJoinKey(roomSecret: secret)
+        } catch {
+            log("\(device.name): cannot park: \(error)")
+            return
+        }
+        loop.nextTag += 1
+        let tag = loop.nextTag
+        let id = device.id
+        let inputs = self.inputs
+        // In the confirmed-not-established window the room is still a pairing room: the relay
+        // admits the signed join there too (open mode takes any proof into such a room).
+        let link = RelayLink(
+            endpoint: endpoint, room: device.room, role: .mac, credential: .joinKey(key), options: linkOptions)
+        let pump = RoomPump(link: link, tag: tag) { tag, event in inputs.push(.room(device: id, tag: tag, event)) }
+        loop.slots[device.id] = Slot(device: device, pump: pump, tag: tag)
+        loop.statusDirty = true
+        log("\(device.name): parking in its room at \(endpoint.host)")
+    }
+
+    // MARK: - Events
+
+    private func handle(_ input: Input, _ loop: Loop) {
+        guard case .room(let id, let tag, let event) = input, let slot = loop.slots[id], slot.tag == tag else { return }
+        switch event {
+        case .admitted(let connection):
+            guard
+                let handshake = try? CompanionProfile.herdrRemote.responderHandshake(
+                    pid: slot.device.pairingID, localStatic: staticKey)
+            else { return connection.close() }
+            slot.channel = RelayChannel(connection: connection, handshake: handshake)
+            setState(slot, "parked", loop)
+        case .frame(let frame):
+            received(frame, slot, loop)
+        case .connectionEnded:
+            if slot.state == "connected" { log("\(slot.device.name): disconnected") }
+            slot.channel = nil
+            setState(slot, "reconnecting", loop)
+        case .waiting(let delay, let reason):
+            setState(slot, "waiting (\(reason)); retry in \(Int(delay.rounded(.up))) s", loop)
+        case .stopped(let reason):
+            loop.slots[id] = nil
+            loop.statusDirty = true
+            stopped(slot, reason)
+        }
+    }
+
+    private func received(_ frame: [UInt8], _ slot: Slot, _ loop: Loop) {
+        guard var channel = slot.channel else { return }
+        do {
+            let outputs = try channel.receive(frame)
+            slot.channel = channel
+            for output in outputs {
+                switch output {
+                case .established(let established):
+                    // Only the device pinned at confirmation; anyone else is cut off at once.
+                    guard ConstantTime.equal(established.remoteStaticPublicKey ?? [], slot.device.deviceKeyBytes) else {
+                        log("\(slot.device.name): refused a handshake from another device key")
+                        return drop(slot, loop)
+                    }
+                    log("\(slot.device.name): connected")
+                    setState(slot, "connected", loop)
+                    _ = try? registry.update(slot.device.id) { $0.lastSeen = Date() }
+                case .message(let bytes):
+                    guard CompanionMessage.isControl(bytes) else { continue }
+                    guard let message = try? CompanionMessage(parsing: bytes) else { return drop(slot, loop) }
+                    control(message, slot, loop)
+                }
+            }
+        } catch {
+            log("\(slot.device.name): the end-to-end channel failed; parking again")
+            drop(slot, loop)
+        }
+    }
+
+    private func control(_ message: CompanionMessage, _ slot: Slot, _ loop: Loop) {
+        switch message {
+        case .status(let status):
+            let stored = (try? registry.roomSecret(for: slot.device.id)) ?? nil
+            if stored.map({ ConstantTime.equal($0, status.roomSecret) }) != true {
+                if slot.device.established {
+                    // The relay's verifier comes from the stored secret: another one would lock
+                    // both sides out of the room.
+                    log(
+                        "\(slot.device.name): sent another room secret for an established room; kept the registered one"
+                    )
+                } else if let key = try? RelayJoinKey(roomSecret: status.roomSecret) {
+                    // Not registered yet: the device's latest secret is the one it will register.
+                    var device = slot.device
+                    device.name = status.name
+                    try? registry.save(device, roomSecret: status.roomSecret)
+                    slot.pump.link.setCredential(.joinKey(key))
+                }
+            }
+            _ = try? registry.update(slot.device.id) { device in
+                device.name = status.name
+                if status.registered { device.established = true }
+            }
+            if status.registered { slot.device.established = true }
+            send(.statusAcknowledged, slot, loop)
+        case .registered:
+            _ = try? registry.update(slot.device.id) { $0.established = true }
+            slot.device.established = true
+            log("\(slot.device.name): the room is established")
+        case .pairing, .statusAcknowledged, .unknown:
+            break
+        }
+    }
+
+    private func send(_ message: CompanionMessage, _ slot: Slot, _ loop: Loop) {
+        guard var channel = slot.channel else { return }
+        do {
+            try channel.send(message.bytes)
+            slot.channel = channel
+        } catch {
+            drop(slot, loop)
+        }
+    }
+
+    private func drop(_ slot: Slot, _ loop: Loop) {
+        slot.channel?.connection.close()
+        slot.channel = nil
+        setState(slot, "reconnecting", loop)
+    }
+
+    /// The link gave up: say plainly what happened and what to do.
+    private func stopped(_ slot: Slot, _ reason: RelayLink.StopReason) {
+        let name = slot.device.name
+        var ended: String?
+        switch reason {
+        case .stopped: return
+        case .roomDeleted:
+            ended = "removed on the device (the relay deleted the room)"
+            log("\(name): the pairing was removed on the device (or expired); pair again with: herdr-host pair")
+        case .needsRepairing(let why):
+            ended = "the relay no longer accepts this pairing (\(why))"
+            log("\(name): the relay no longer accepts this pairing (\(why)); pair again with: herdr-host pair")
+        case .pairingCycleCap:
+            ended = "the relay closed the room (pairing cycle cap)"
+            log("\(name): the relay closed the room before it was established; pair again with: herdr-host pair")
+        case .displaced:
+            log("\(name): another herdr-host took this device's room; stopped parking for it here")
+        case .refused(let why):
+            log("\(name): the relay refused to park (\(why)); stopped parking for it")
+        }
+        if let ended {
+            _ = try? registry.update(slot.device.id) { $0.ended = ended }
+        }
+    }
+
+    private func setState(_ slot: Slot, _ state: String, _ loop: Loop) {
+        guard slot.state != state else { return }
+        slot.state = state
+        slot.since = Date()
+        loop.statusDirty = true
+    }
+
+    private func writeStatus(_ loop: Loop) {
+        loop.statusDirty = false
+        guard let me = ProcessIdentity.current() else { return }
+        let rooms = loop.slots.values.sorted { $0.device.name < $1.device.name }.map {
+            AgentStatus.Room(device: $0.device.id, name: $0.device.name, state: $0.state, since: $0.since)
+        }
+        let status = AgentStatus(
+            pid: me.pid, startTime: me.startTime, bootID: me.bootID, startedAt: loop.started, rooms: rooms)
+        do {
+            try status.save(directory)
+        } catch {
+            log("cannot write the status file: \(error)")
+        }
+    }
+}

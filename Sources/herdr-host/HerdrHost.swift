@@ -1,0 +1,33 @@
+import CLISupport
+
+/// The command line of `herdr-host`: this computer's agent for herdr-remote's Noise roads.
+enum HerdrHost {
+    static let notRunning = ExitCode(3, meaning: "status: the agent is not running.")
+
+    static let spec = CommandSpec(
+        name: "herdr-host",
+        abstract: "This computer's agent for herdr-remote's end-to-end relay road: pairing and parking.",
+        discussion: """
+            Pair a device with `herdr-host pair`: it shows a herdr://companion code (a QR and a line of \
+            text) that herdr-remote scans; the device then shows a 6-digit code, which you type here. \
+            `herdr-host run` keeps this computer reachable: it parks in every paired device's room on \
+            the relay and reconnects by itself. Run it as a systemd user service:
+
+              systemctl --user enable --now herdr-host
+
+            State lives in $XDG_CONFIG_HOME/herdr-host (or ~/.config/herdr-host), every file 0600: the \
+            computer's Noise static key, the paired devices and their room secrets. Nothing secret is \
+            ever printed or logged.
+
+            Examples:
+              herdr-host pair --relay https://relay.example.com
+              herdr-host devices
+              herdr-host unpair phone
+              herdr-host status
+            """,
+        version: "0.1.0",
+        subcommands: [
+            PairCommand.spec, RunCommand.spec, DeviceCommands.devices, DeviceCommands.unpair, DeviceCommands.status,
+        ],
+        exitCodes: [.success, .failure, notRunning, .usage, .unavailable, .hangup, .interrupted, .terminated])
+}

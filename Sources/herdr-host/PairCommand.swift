@@ -1,0 +1,150 @@
+import CLISupport
+import Companion
+import Dispatch
+import Foundation
+import Glibc
+import HerdrHostAgent
+import HerdrKit
+import Noise
+import RelayClient
+import Synchronization
+
+/// `herdr-host pair`: shows a `herdr://companion` code and confirms the device that scans it with
+/// the code the device shows, typed here (specs/002 "Pairing confirmation").
+enum PairCommand {
+    static let spec = CommandSpec(
+        name: "pair", abstract: "Pair a device through a relay: show a code, then type the code the device shows.",
+        discussion: """
+            Shows a herdr://companion code as a QR and as a line of text; scan it with `herdr-remote pair`. \
+            The device shows a 6-digit code: type it here. This computer never shows that code (it only \
+            asks for it), so a photographed QR is not enough to pair: the code must come from the device \
+            in the person's hand. Three wrong codes void the pairing and show a new code; so do two \
+            minutes without a device. Works whether or not `herdr-host run` is going; once paired, \
+            `run` parks for the device.
+
+            --relay is remembered for the next pairing. The relay must run in open mode \
+            (ATTEST_REQUIRED=false): herdr-remote cannot do App Attest.
+
+            Examples:
+              herdr-host pair --relay https://relay.example.com
+              herdr-host pair --session work --png /tmp/code.png
+            """,
+        options: [
+            OptionSpec("relay", valueName: "url", help: "The relay, https://host[:port] (default: the last one used)."),
+            OptionSpec(
+                "name", valueName: "name", help: "How the device shows this computer (1-64 characters).",
+                defaultValue: "this machine's host name"),
+            OptionSpec(
+                "session", short: "s", valueName: "name", help: "herdr session the device attaches to after pairing."),
+            OptionSpec("png", valueName: "file", help: "Also write the QR code to this PNG file."),
+        ],
+        exitCodes: [.success, .failure, .usage, .hangup, .interrupted, .terminated],
+        handler: { arguments in
+            let request = try Request(arguments)
+            return await BlockingCall.run { request.run() }
+        })
+
+    struct Request: Sendable {
+        var relay: RelayEndpoint
+        var name: String
+        var session: String?
+        var png: String?
+        var directory: AgentDirectory
+
+        init(_ arguments: ParsedArguments) throws(UsageError) {
+            directory = AgentDirectory.standard()
+            let saved = AgentSettings.load(directory).relay
+            guard let relayText = arguments.string("relay") ?? saved else {
+                throw arguments.usageError(
+                    "give the relay with --relay https://host[:port] (it is remembered for the next pairing)")
+            }
+            do throws(RelayClientError) {
+                relay = try RelayEndpoint(parsing: relayText)
+            } catch {
+                throw arguments.usageError(
+                    "--relay must be https://host[:port] with nothing after it (http:// only for a loopback host); "
+                        + "an internationalized host name goes in its ASCII form (xn--…): \(error.message)")
+            }
+            var name = Pairing.printableText(Self.hostName(), limit: PairingPayload.maximumNameLength)
+            if arguments.wasGiven("name") {
+                let given = arguments.string("name") ?? ""
+                name = Pairing.printableText(given, limit: PairingPayload.maximumNameLength)
+                guard !name.isEmpty, name == given else {
+                    throw arguments.usageError("--name must be 1-64 printable characters")
+                }
+            }
+            if name.isEmpty { name = "computer" }
+            self.name = name
+            session = arguments.string("session")
+            if let session, !HerdrSessionName.isValid(session) {
+                throw arguments.usageError(
+                    "invalid herdr session name \(HerdrCommand.posixQuoted(session)): use 1-64 of A-Z a-z 0-9 . _ - (not . or ..)"
+                )
+            }
+            png = arguments.string("png")
+        }
+
+        static func hostName() -> String {
+            var buffer = [CChar](repeating: 0, count: 256)
+            guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
+            return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+
+        func run() -> ExitCode {
+            let staticKey: KeyPair
+            do {
+                try directory.create()
+                staticKey = try StaticKeyFile.loadOrCreate(directory.staticKeyFile)
+                try AgentSettings(relay: relay.origin).save(directory)
+            } catch {
+                StandardError.write("error: \(error)\n")
+                return .failure
+            }
+            let registry = DeviceRegistry(directory: directory)
+            let console = TerminalPairingConsole(pngFile: png)
+            let runner = ComputerPairingRunner(
+                template: .init(
+                    staticPublicKey: staticKey.publicKey, relay: relay, computerName: name, session: session),
+                staticKey: staticKey, registry: registry, console: console)
+            let signal = Mutex<Int32?>(nil)
+            let watcher = try? SignalWatcher(
+                signals: [SIGINT, SIGTERM, SIGHUP], queue: DispatchQueue(label: "herdr-host.signals")
+            ) { number in
+                signal.withLock { $0 = $0 ?? number }
+                runner.inputs.push(.cancel)
+            }
+            defer { watcher?.cancel() }
+            let inputs = runner.inputs
+            LineReader.start { line in inputs.push(line.map { .line($0) } ?? .inputClosed) }
+            let outcome = runner.run()
+            switch outcome {
+            case .paired(let device, let established):
+                var lines = [
+                    "Paired with \(device.name) (device key \(PairedDevice.fingerprint(of: device.deviceStaticKey)))."
+                ]
+                lines.append(
+                    established
+                        ? "The relay room is established: from now on both sides join it with signatures."
+                        : "The device finishes setting up the relay room at its next connection.")
+                if let status = try? AgentStatus.load(directory), status.isRunning {
+                    lines.append("herdr-host run is going: it parks for \(device.name) now.")
+                } else {
+                    lines.append(
+                        "Keep this computer reachable with: herdr-host run (or: systemctl --user enable --now herdr-host)"
+                    )
+                }
+                try? FileDescriptorWriter.writeAll(fd: STDOUT_FILENO, string: lines.joined(separator: "\n") + "\n")
+                return .success
+            case .cancelled:
+                if let number = signal.withLock({ $0 }) {
+                    StandardError.write("Cancelled; nothing was paired.\n")
+                    return .signal(number)
+                }
+                StandardError.write("Not paired.\n")
+                return .failure
+            case .unfinished:
+                return .failure
+            }
+        }
+    }
+}
