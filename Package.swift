@@ -117,7 +117,7 @@ let package = Package(
             dependencies: ["RelayClient", "RelayServer", "RelayStorage", "RelayProtocol", "TestSupport"]),
         .testTarget(
             name: "HerdrRelayTests",
-            dependencies: ["herdr-relay", "HerdrCrypto", "RelayProtocol", "RelayClient", "TestSupport"]),
+            dependencies: ["herdr-relay", "herdr-host", "HerdrCrypto", "RelayProtocol", "RelayClient", "TestSupport"]),
         .testTarget(
             name: "CompanionTests",
             dependencies: [

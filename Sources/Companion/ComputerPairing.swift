@@ -1,5 +1,6 @@
 import Foundation
 import HerdrCrypto
+import HerdrKit
 import RelayClient
 
 /// The computer's side of a pairing through the relay, as specs/002 "Pairing confirmation" and
@@ -200,8 +201,12 @@ public struct ComputerPairing: Sendable {
     // MARK: - Steps
 
     private mutating func newCode(now: Date, saying: String?) -> [Action] {
+        // A pairing id whose text starts with `-` is refused by readers (it could pass for an
+        // option on a command line): draw again.
+        var pid = random(CompanionCode.pairingIDSize)
+        while Base64URL.encode(pid).hasPrefix("-") { pid = random(CompanionCode.pairingIDSize) }
         let fresh = CompanionCode(
-            staticPublicKey: template.staticPublicKey, pairingID: random(CompanionCode.pairingIDSize),
+            staticPublicKey: template.staticPublicKey, pairingID: pid,
             relay: template.relay, computerName: template.computerName, session: template.session,
             expiresAt: now.addingTimeInterval(configuration.codeLifetime))
         code = fresh
@@ -220,7 +225,9 @@ public struct ComputerPairing: Sendable {
             guard ConstantTime.equal(pinned, deviceKey) else {
                 return [.say("Refused a handshake from a device other than the one confirmed."), .reconnect]
             }
-            return []
+            // The device may not have got the accept (its connection dropped, or the frame was
+            // lost on the way): it is the first message of this connection again.
+            return [.send(.pairing(accepted: true))]
         case .confirmed(let device):
             guard ConstantTime.equal(device.deviceStaticKey, deviceKey) else {
                 return [.say("Refused a handshake from a device other than the one confirmed."), .reconnect]

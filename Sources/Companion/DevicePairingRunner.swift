@@ -150,7 +150,18 @@ public final class DevicePairingRunner: Sendable {
                 }
                 return []
             case .stopped(let reason):
-                console.say("The relay ended the pairing: \(reason).")
+                if case .refused(let why) = reason, why.contains(AdmissionError.ticketRequired.rawValue) {
+                    console.say(
+                        "This relay requires App Attest before a device may pair (its ATTEST_REQUIRED is not false), "
+                            + "which herdr-remote cannot do. Pair through a relay that runs with ATTEST_REQUIRED=false."
+                    )
+                } else if case .displaced = reason {
+                    console.say(
+                        "Another device joined this pairing's room and took this device's place: someone else may be "
+                            + "pairing with this code. If that is not you, cancel on the computer.")
+                } else {
+                    console.say("The relay ended the pairing: \(reason).")
+                }
                 return loop.machine.handle(.cancel)
             }
         }

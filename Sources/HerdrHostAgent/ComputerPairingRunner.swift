@@ -16,6 +16,13 @@ public protocol PairingConsole: AnyObject, Sendable {
     func say(_ text: String)
 }
 
+extension PairingConsole {
+    /// Parked in the code's room, the first time for this code: a device can come now.
+    func parked(_ code: CompanionCode) {
+        say("Parked at \(code.relay.authority); waiting for a device to scan the code... (Ctrl+C cancels)")
+    }
+}
+
 /// The I/O shell of `ComputerPairing`: parks in the code's room through a `RelayLink`, runs the
 /// responder handshake on each admitted connection, feeds the state machine and carries out its
 /// actions. One loop on the caller's thread; the link, its connection and the person's input
@@ -59,6 +66,7 @@ public final class ComputerPairingRunner: Sendable {
         var tag = 0
         var channel: RelayChannel?
         var sawFrame = false
+        var parkedOnce = false
         var storedID: UUID?
         var failure: String?
 
@@ -109,13 +117,21 @@ public final class ComputerPairingRunner: Sendable {
                 else { return [] }
                 loop.channel = RelayChannel(connection: connection, handshake: handshake)
                 loop.sawFrame = false
+                if !loop.parkedOnce, let code = loop.machine.code {
+                    loop.parkedOnce = true
+                    console.parked(code)
+                }
                 return []
             case .frame(let frame): return received(frame, loop, now: now)
             case .connectionEnded:
                 guard loop.channel != nil else { return [] }
                 loop.channel = nil
                 return loop.machine.handle(.connectionEnded(now: now))
-            case .waiting: return []
+            case .waiting(let delay, let reason):
+                if !loop.parkedOnce {
+                    console.say("Cannot park at the relay yet (\(reason)); retrying in \(Int(delay.rounded(.up))) s.")
+                }
+                return []
             case .stopped(let reason):
                 switch reason {
                 case .stopped: return []
@@ -161,6 +177,11 @@ public final class ComputerPairingRunner: Sendable {
 
     /// The channel failed: the connection goes, and the link parks again.
     private func drop(_ loop: Loop, now: Date) -> [ComputerPairing.Action] {
+        if loop.channel != nil {
+            console.say(
+                "The end-to-end channel failed (a frame was lost, altered or replayed on the way, or the device changed); connecting afresh."
+            )
+        }
         loop.channel?.connection.close()
         loop.channel = nil
         return loop.machine.handle(.connectionEnded(now: now))
@@ -175,6 +196,7 @@ public final class ComputerPairingRunner: Sendable {
             case .showCode(let code):
                 loop.pump?.stop()
                 loop.channel = nil
+                loop.parkedOnce = false
                 loop.tag += 1
                 let link = RelayLink(
                     endpoint: code.relay, room: code.room, role: .mac, credential: .none, options: linkOptions)

@@ -17,8 +17,14 @@ import RelayProtocol
 public final class HostAgent: Sendable {
     public enum Input: Sendable {
         case room(device: UUID, tag: Int, RoomPump.Event)
+        /// Whether the relay still holds the device's room (nil: it could not say).
+        case roomCheck(device: UUID, tag: Int, established: Bool?)
         case stop
     }
+
+    /// Seconds between checks that a parked room still exists (a room deleted or expired while
+    /// the agent was away admits its signed join all the same, in open mode).
+    static let roomCheckInterval: TimeInterval = 600
 
     public let inputs = EventQueue<Input>()
     let directory: AgentDirectory
@@ -46,6 +52,7 @@ public final class HostAgent: Sendable {
         var channel: RelayChannel?
         var state = "connecting"
         var since = Date()
+        var lastRoomCheck: Date?
 
         init(device: PairedDevice, pump: RoomPump, tag: Int) {
             self.device = device
@@ -90,7 +97,7 @@ public final class HostAgent: Sendable {
     private func wanted(_ loop: Loop) -> [PairedDevice] {
         guard let devices = try? registry.devices() else { return Array(loop.slots.values.map(\.device)) }
         return devices.filter { device in
-            guard device.ended == nil else { return false }
+            guard device.ended == nil else { return false }  // gone on the other side, or being unpaired here
             if let holder = device.finishingProcess,
                 ProcessIdentity(pid: holder.pid, startTime: holder.startTime, bootID: holder.bootID).isAlive
             {
@@ -183,6 +190,26 @@ public final class HostAgent: Sendable {
         }
     }
 
+    /// Asks the relay, on a thread of its own, whether an established device's room still has its
+    /// verifier; at most every `roomCheckInterval`.
+    private func checkRoom(_ slot: Slot) {
+        guard slot.device.established else { return }
+        if let last = slot.lastRoomCheck, Date().timeIntervalSince(last) < Self.roomCheckInterval { return }
+        slot.lastRoomCheck = Date()
+        guard let secret = try? registry.roomSecret(for: slot.device.id),
+            let key = try? RelayJoinKey(roomSecret: secret),
+            let endpoint = try? RelayEndpoint(parsing: slot.device.relay)
+        else { return }
+        let (id, tag, room, inputs) = (slot.device.id, slot.tag, slot.device.room, self.inputs)
+        let thread = Thread {
+            let established = try? RelayHTTPClient(endpoint: endpoint).roomIsEstablished(
+                room: room, verifier: key.verifier)
+            inputs.push(.roomCheck(device: id, tag: tag, established: established))
+        }
+        thread.name = "room check"
+        thread.start()
+    }
+
     private func received(_ frame: [UInt8], _ slot: Slot, _ loop: Loop) {
         guard var channel = slot.channel else { return }
         do {
@@ -264,26 +291,35 @@ public final class HostAgent: Sendable {
     /// The link gave up: say plainly what happened and what to do.
     private func stopped(_ slot: Slot, _ reason: RelayLink.StopReason) {
         let name = slot.device.name
-        var ended: String?
+        let current = (try? registry.devices())?.first { $0.id == slot.device.id }
+        if current == nil || current?.ended == PairedDevice.unpairingHere {
+            log("\(name): unpaired; no longer parked")
+            return
+        }
+        // What to keep and what to say; kept first, so whoever reads the log finds it kept.
+        let (ended, message): (String?, String)
         switch reason {
         case .stopped: return
         case .roomDeleted:
             ended = "removed on the device (the relay deleted the room)"
-            log("\(name): the pairing was removed on the device (or expired); pair again with: herdr-host pair")
+            message = "\(name): the pairing was removed on the device (or expired); pair again with: herdr-host pair"
         case .needsRepairing(let why):
             ended = "the relay no longer accepts this pairing (\(why))"
-            log("\(name): the relay no longer accepts this pairing (\(why)); pair again with: herdr-host pair")
+            message = "\(name): the relay no longer accepts this pairing (\(why)); pair again with: herdr-host pair"
         case .pairingCycleCap:
             ended = "the relay closed the room (pairing cycle cap)"
-            log("\(name): the relay closed the room before it was established; pair again with: herdr-host pair")
+            message = "\(name): the relay closed the room before it was established; pair again with: herdr-host pair"
         case .displaced:
-            log("\(name): another herdr-host took this device's room; stopped parking for it here")
+            ended = nil
+            message = "\(name): another herdr-host took this device's room; stopped parking for it here"
         case .refused(let why):
-            log("\(name): the relay refused to park (\(why)); stopped parking for it")
+            ended = nil
+            message = "\(name): the relay refused to park (\(why)); stopped parking for it"
         }
         if let ended {
             _ = try? registry.update(slot.device.id) { $0.ended = ended }
         }
+        log(message)
     }
 
     private func setState(_ slot: Slot, _ state: String, _ loop: Loop) {

@@ -20,9 +20,13 @@ public struct PairedDevice: Codable, Hashable, Sendable, Identifiable {
     public var pairedAt: Date
     /// The last time the device completed a handshake with this computer.
     public var lastSeen: Date?
-    /// Set when the relay said the pairing is gone (deleted or expired on the other side): the
-    /// agent no longer parks for it.
+    /// Set when the relay said the pairing is gone (deleted or expired on the other side), or
+    /// while `unpair` removes it here (`unpairingHere`): the agent no longer parks for it.
     public var ended: String?
+
+    /// `ended` while `herdr-host unpair` deletes the room: the agent then knows the room's end is
+    /// this computer's doing.
+    public static let unpairingHere = "being unpaired on this computer"
     /// The `herdr-host pair` process that is still finishing this pairing; the agent leaves the
     /// room to it while it runs.
     public var finishingProcess: HeldBy?

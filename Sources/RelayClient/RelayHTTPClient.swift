@@ -81,6 +81,25 @@ public struct RelayHTTPClient: Sendable {
         try Self.expectOK(response, "/register")
     }
 
+    /// Whether the room has a verifier, asked without changing anything: `/register` with our
+    /// verifier and a token nobody was given. The relay answers `already registered` for an
+    /// established room before it looks at the token (interop-facts §5 order), and `bad token`
+    /// for a room with no verifier. A device uses it to tell "the computer is away" from "the
+    /// pairing is gone" in open mode, where a room with no verifier admits any join.
+    public func roomIsEstablished(room: String, verifier: Ed25519PublicKey) throws(RelayClientError) -> Bool {
+        let body =
+            "{\"registrationToken\":\"\(Data([UInt8](repeating: 0, count: RelayLimits.tokenSize)).base64EncodedString())\",\"verifier\":\"\(Data(verifier.raw).base64EncodedString())\"}"
+        let response = try post("/register", room: room, body: Array(body.utf8))
+        switch (response.status, response.errorText) {
+        case (403, "already registered"): return true
+        case (403, "bad token"): return false
+        default:
+            throw RelayClientError(
+                .httpStatus, "relay answered the room check with \(response.summary)", status: response.status,
+                serverError: response.errorText)
+        }
+    }
+
     /// `POST /delete`: fetches a challenge, signs the delete transcript with the join key and
     /// posts `{challenge, signature}`. The relay wipes the room and closes its sockets with 1000
     /// `room deleted`.

@@ -64,6 +64,8 @@ enum DeviceCommands {
                 )
             }
             let secret = try? registry.roomSecret(for: device.id)
+            // Marked first: the agent, seeing the room end, knows it was this command.
+            _ = try? registry.update(device.id) { $0.ended = PairedDevice.unpairingHere }
             let deleted = await BlockingCall.run { () -> String in
                 guard let secret, let key = try? RelayJoinKey(roomSecret: secret),
                     let endpoint = try? RelayEndpoint(parsing: device.relay)

@@ -36,13 +36,16 @@ final class TerminalPairingConsole: PairingConsole, @unchecked Sendable {
         }
         text += code.url + "\n\n"
         text += "Relay: \(code.relay.origin). The code changes after 2 minutes without a device.\n"
-        text += "Waiting for a device... (Ctrl+C cancels)\n"
         write(text)
     }
 
     func ask(attemptsLeft: Int) {
         let tries = attemptsLeft == 1 ? "last try" : "\(attemptsLeft) tries"
-        write("\nA device connected. Type the code it shows (\(tries)): ")
+        if attemptsLeft == ComputerPairing.Configuration().attempts {
+            write("\nA device connected. Type the code it shows (\(tries)): ")
+        } else {
+            write("Type the code again (\(tries)): ")
+        }
     }
 
     func voidQuestion(_ text: String) {

@@ -131,10 +131,11 @@ import Testing
         #expect(other.contains(.reconnect))
         #expect(!other.contains(.ask(attemptsLeft: 3)), "no new question")
         #expect(!m.isAsking)
-        // The pinned device, reconnecting, is taken without a question, and its status stored.
+        // The pinned device, reconnecting, is taken without a question (the accept is its first
+        // message again, in case it was lost), and its status stored.
         #expect(
             m.handle(.established(handshakeHash: Self.otherHash, deviceStaticKey: Self.deviceKey, now: Self.start))
-                .isEmpty)
+                == [.send(.pairing(accepted: true))])
         let stored = m.handle(
             .message(
                 .status(.init(name: "phone", roomSecret: [UInt8](repeating: 3, count: 32), registered: false)),

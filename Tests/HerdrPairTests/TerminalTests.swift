@@ -7,43 +7,6 @@ import Testing
 /// The helper as a person runs it, in a real terminal: a headless local tmux plays the terminal
 /// emulator, the helper runs in it as the test user, and keys are typed with `send-keys`.
 @Suite(.serialized) struct TerminalTests {
-    final class LocalTerminal {
-        let socket: String
-
-        init(directory: TemporaryDirectory) throws {
-            socket = directory.file("local-tmux.sock").path
-            try tmux([
-                "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "70", "-s", "local", "-e", "PS1=$ ",
-                "bash --norc --noprofile",
-            ])
-        }
-
-        deinit { _ = try? tmux(["kill-server"]) }
-
-        @discardableResult
-        func tmux(_ arguments: [String]) throws -> ProcessResult {
-            try ProcessRunner.run("tmux", ["-S", socket] + arguments, timeout: 10, check: true)
-        }
-
-        func type(_ keys: String, enter: Bool = true) throws {
-            try tmux(["send-keys", "-t", "local", "-l", keys])
-            if enter { try tmux(["send-keys", "-t", "local", "Enter"]) }
-        }
-
-        /// The screen with wrapped lines joined.
-        var screen: String { (try? tmux(["capture-pane", "-p", "-J", "-t", "local"]).stdout) ?? "" }
-
-        func waitFor(_ text: String, timeout: Double = 30) throws {
-            let deadline = Date().addingTimeInterval(timeout)
-            while !screen.contains(text) {
-                guard Date() < deadline else {
-                    throw FixtureError("timed out waiting for \(text.debugDescription); screen:\n\(screen)")
-                }
-                usleep(50_000)
-            }
-        }
-    }
-
     /// The command line that starts the helper in the terminal as the test user.
     static func command(_ fixture: PairFixture) -> String {
         let environment = fixture.environment()
@@ -65,7 +28,7 @@ import Testing
         let fixture = try PairFixture()
         let before = try fixture.contents()
         let scratch = try TemporaryDirectory()
-        let terminal = try LocalTerminal(directory: scratch)
+        let terminal = try TmuxTerminal(directory: scratch)
         try terminal.type(Self.command(fixture))
         try terminal.waitFor("Waiting for a device to scan the code")
         let screen = terminal.screen
@@ -94,7 +57,7 @@ import Testing
         let fixture = try PairFixture()
         let before = try fixture.contents()
         let scratch = try TemporaryDirectory()
-        let terminal = try LocalTerminal(directory: scratch)
+        let terminal = try TmuxTerminal(directory: scratch)
         try terminal.type(Self.command(fixture))
         try terminal.waitFor("Waiting for a device to scan the code")
         #expect(try fixture.contents() != before)

@@ -65,4 +65,19 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty && result.stdout.isEmpty, "\(result.stdout)\(result.stderr)")
     }
+
+    /// The agent's user unit verifies too, pointed at the built herdr-host.
+    @Test func theHostAgentsUserUnitVerifies() throws {
+        let unit = try String(contentsOf: Self.contrib.appendingPathComponent("herdr-host.service"), encoding: .utf8)
+        #expect(unit.contains("ExecStart=/usr/local/bin/herdr-host run"))
+        #expect(unit.contains("WantedBy=default.target"))
+        let directory = try TemporaryDirectory()
+        let copy = directory.appending("herdr-host.service")
+        try unit.replacingOccurrences(of: "/usr/local/bin/herdr-host", with: BuiltProgram.path("herdr-host"))
+            .write(to: copy, atomically: true, encoding: .utf8)
+        let result = try ProcessRunner.run(
+            "/usr/bin/systemd-analyze", ["verify", copy.path], currentDirectory: directory.url, timeout: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.isEmpty && result.stdout.isEmpty, "\(result.stdout)\(result.stderr)")
+    }
 }

@@ -1,21 +1,26 @@
 import Foundation
 import Glibc
-import TestSupport
 
-/// The herdr-relay binary built beside this test bundle, run as a real process.
-final class RelayProcess {
-    static var executable: String {
+/// The programs of this package, built beside the test bundle.
+public enum BuiltProgram {
+    /// The path of the program `name` (`herdr-relay`, `herdr-host`…).
+    public static func path(_ name: String) -> String {
         let me =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("herdr-relay").path
+        return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent(name).path
     }
+}
 
-    let process: ChildProcess
-    let port: UInt16
+/// The herdr-relay binary built beside this test bundle, run as a real process.
+public final class RelayProcess {
+    public static var executable: String { BuiltProgram.path("herdr-relay") }
+
+    public let process: ChildProcess
+    public let port: UInt16
     private let stderrRead: Int32
 
     /// Starts `herdr-relay serve …` and waits for its `listening on` line.
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    public init(_ arguments: [String], environment: [String: String] = [:]) throws {
         let stdout = try PipePair()
         let stderr = try PipePair(nonBlockingRead: true)
         var env = ProcessInfo.processInfo.environment
@@ -50,11 +55,10 @@ final class RelayProcess {
         close(stderrRead)
     }
 
-    /// Everything written to stderr so far.
-    func stderrText() -> String { Self.drain(stderrRead) }
+    /// Everything written to stderr since the last call.
+    public func stderrText() -> String { Self.drain(stderrRead) }
 
-    private var collected = ""
-    static func drain(_ fd: Int32) -> String {
+    public static func drain(_ fd: Int32) -> String {
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -66,13 +70,13 @@ final class RelayProcess {
     }
 
     /// SIGTERM, then the exit status (nil if it did not exit within `timeout`).
-    func terminate(timeout: Double = 10) -> Int32? {
+    public func terminate(timeout: Double = 10) -> Int32? {
         process.signal(SIGTERM)
         return process.wait(timeout: timeout)
     }
 }
 
-struct RelayProcessError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct RelayProcessError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

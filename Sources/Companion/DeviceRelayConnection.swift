@@ -1,0 +1,187 @@
+import Foundation
+import HerdrCrypto
+import Noise
+import RelayClient
+import RelayProtocol
+
+/// A paired device's way to its computer through the relay, after pairing (specs/002
+/// "Reconnection"): a signed join as the phone, a fresh XK handshake with the pinned computer key,
+/// the status with the room secret first (so a pairing that dropped half-way heals), the
+/// computer's ack, and, while the room is not registered yet, the registration. What it returns
+/// is a channel ready for the session protocol.
+public struct DeviceRelayConnection: Sendable {
+    /// What the device keeps about its computer.
+    public struct Pairing: Sendable, Hashable {
+        public var relay: RelayEndpoint
+        public var computerKey: [UInt8]
+        public var pairingID: String
+        public var roomSecret: [UInt8]
+        public var registered: Bool
+
+        public init(
+            relay: RelayEndpoint, computerKey: [UInt8], pairingID: String, roomSecret: [UInt8], registered: Bool
+        ) {
+            self.relay = relay
+            self.computerKey = computerKey
+            self.pairingID = pairingID
+            self.roomSecret = roomSecret
+            self.registered = registered
+        }
+
+        public var room: String { RoomName.derive(staticPublicKey: computerKey, pid: pairingID) }
+    }
+
+    /// Why a connection attempt did not give a channel.
+    public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The pairing is gone: the room was deleted or expired, or the relay no longer accepts
+        /// the join key. Retrying cannot help; pairing again can.
+        case pairingGone(String)
+        /// The computer is not parked now (`mac offline`), or the connection or channel failed:
+        /// later may work.
+        case unavailable(String)
+
+        public var description: String {
+            switch self {
+            case .pairingGone(let why):
+                "the pairing was removed on the computer, or it expired (\(why)); pair again with a new code from herdr-host pair"
+            case .unavailable(let why): why
+            }
+        }
+    }
+
+    /// A connection with its channel up, the status acknowledged.
+    public struct Established: Sendable {
+        public var channel: RelayChannel
+        /// True when this connection registered the room (the caller keeps `registered`).
+        public var registeredNow: Bool
+    }
+
+    public let pairing: Pairing
+    public let deviceName: String
+    public let staticKey: KeyPair
+    public var options = RelayConnection.Options()
+    /// Seconds for the handshake and the status exchange.
+    public var timeout: Double = 15
+
+    public init(pairing: Pairing, deviceName: String, staticKey: KeyPair) {
+        self.pairing = pairing
+        self.deviceName = deviceName
+        self.staticKey = staticKey
+    }
+
+    /// One attempt. Blocks the calling thread (a thread of its own, not Swift's pool).
+    public func connect() throws(Failure) -> Established {
+        let key: RelayJoinKey
+        do {
+            key = try RelayJoinKey(roomSecret: pairing.roomSecret)
+        } catch {
+            throw .pairingGone("the kept room secret is unusable")
+        }
+        let connection: RelayConnection
+        do {
+            connection = try RelayConnection.connect(
+                to: pairing.relay, room: pairing.room, role: .phone, credential: .joinKey(key), options: options)
+        } catch {
+            // In open mode a deleted or expired room admits any join, so its loss shows only as
+            // "mac offline": ask the relay whether the room still has its verifier.
+            if error.serverError == AdmissionError.macOffline.rawValue, pairing.registered,
+                (try? RelayHTTPClient(endpoint: pairing.relay).roomIsEstablished(
+                    room: pairing.room, verifier: key.verifier))
+                    == false
+            {
+                throw .pairingGone("the relay no longer holds the room")
+            }
+            throw Self.classify(error)
+        }
+        do {
+            return try establish(connection, key: key)
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    private func establish(_ connection: RelayConnection, key: RelayJoinKey) throws(Failure) -> Established {
+        let handshake: CompanionHandshake
+        do {
+            handshake = try CompanionProfile.herdrRemote.initiatorHandshake(
+                pid: pairing.pairingID, localStatic: staticKey, remoteStatic: pairing.computerKey)
+        } catch {
+            throw .unavailable("cannot start the handshake: \(error)")
+        }
+        var channel = RelayChannel(connection: connection, handshake: handshake)
+        let deadline = Date().addingTimeInterval(timeout)
+        func next() throws(Failure) -> [RelayChannel.Output] {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0, let event = connection.receive(timeout: left) else {
+                throw .unavailable("the computer did not answer in time")
+            }
+            switch event {
+            case .message(let frame):
+                do {
+                    return try channel.receive(frame)
+                } catch {
+                    throw .unavailable("\(error)")
+                }
+            case .ended(let end):
+                if case .closedByRelay(let close) = end, close == .roomDeleted || close == .roomExpired {
+                    throw .pairingGone(close.reason)
+                }
+                throw .unavailable("the connection ended (\(end))")
+            }
+        }
+        do {
+            _ = try channel.start()
+        } catch {
+            throw .unavailable("\(error)")
+        }
+        while !channel.isEstablished { _ = try next() }
+        do {
+            try channel.send(
+                CompanionMessage.status(
+                    .init(name: deviceName, roomSecret: pairing.roomSecret, registered: pairing.registered)
+                ).bytes)
+        } catch {
+            throw .unavailable("\(error)")
+        }
+        var acknowledged = false
+        while !acknowledged {
+            for output in try next() {
+                guard case .message(let bytes) = output, CompanionMessage.isControl(bytes) else { continue }
+                guard let message = try? CompanionMessage(parsing: bytes) else {
+                    throw .unavailable("the computer sent a malformed control message")
+                }
+                if message == .statusAcknowledged { acknowledged = true }
+            }
+        }
+        var registeredNow = false
+        if !pairing.registered {
+            let token = connection.registrationToken ?? []
+            do throws(RelayClientError) {
+                try RelayHTTPClient(endpoint: pairing.relay).register(
+                    room: pairing.room, registrationToken: token, verifier: key.verifier)
+                registeredNow = true
+            } catch {
+                // The room was registered by an earlier connection whose answer was lost: the
+                // signed join above already proved our key is the room's.
+                registeredNow = error.serverError == "already registered"
+            }
+            if registeredNow {
+                do {
+                    try channel.send(CompanionMessage.registered.bytes)
+                } catch {
+                    throw .unavailable("\(error)")
+                }
+            }
+        }
+        return Established(channel: channel, registeredNow: registeredNow)
+    }
+
+    static func classify(_ error: RelayClientError) -> Failure {
+        switch RelayLink.disposition(after: error) {
+        case .stop(.needsRepairing(let why)): .pairingGone(why)
+        case .stop(.roomDeleted): .pairingGone("room deleted")
+        default: .unavailable(error.message)
+        }
+    }
+}

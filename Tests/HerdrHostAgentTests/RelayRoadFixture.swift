@@ -1,0 +1,178 @@
+import Companion
+import Foundation
+import Glibc
+import HerdrCrypto
+import HerdrHostAgent
+import HerdrKit
+import Noise
+import RelayClient
+import RelayProtocol
+import TestSupport
+import Testing
+
+/// One relay road on this machine, all real processes: `herdr-relay` (plain WebSocket on
+/// loopback, its store in a file so it can restart), a computer (`herdr-host`, its own
+/// XDG_CONFIG_HOME) and devices (`herdr-remote`, each its own XDG_CONFIG_HOME).
+final class RelayRoadFixture {
+    let directory: TemporaryDirectory
+    private(set) var relay: RelayProcess
+    let port: UInt16
+    /// Where clients are told the relay is (a tampering proxy in front sets its own).
+    let origin: String
+    let hostHome: URL
+
+    /// A relay on a free loopback port; with `originPort` the relay believes it is reached there
+    /// (a proxy in front), so `origin` names it.
+    init(originPort: UInt16? = nil) throws {
+        directory = try TemporaryDirectory(prefix: "relay-road-")
+        hostHome = directory.appending("host")
+        let database = directory.appending("relay.sqlite").path
+        let first = try RelayProcess(
+            ["--listen", "127.0.0.1:0", "--origin", "http://127.0.0.1:\(originPort ?? 1)", "--db", database, "--log"],
+            environment: ["ATTEST_REQUIRED": "false"])
+        port = first.port
+        if let originPort {
+            origin = "http://127.0.0.1:\(originPort)"
+            relay = first
+        } else {
+            // The origin must name the port clients use: restart on the port the first run got.
+            _ = first.terminate()
+            origin = "http://127.0.0.1:\(port)"
+            relay = try Self.startRelay(port: port, origin: origin, database: database)
+        }
+    }
+
+    private static func startRelay(port: UInt16, origin: String, database: String) throws -> RelayProcess {
+        try RelayProcess(
+            ["--listen", "127.0.0.1:\(port)", "--origin", origin, "--db", database, "--log"],
+            environment: ["ATTEST_REQUIRED": "false"])
+    }
+
+    /// Stops the relay (SIGTERM: every socket gets 1001) and starts it again, same port and store.
+    func restartRelay() throws {
+        _ = relay.terminate()
+        relay = try Self.startRelay(port: port, origin: origin, database: directory.appending("relay.sqlite").path)
+    }
+
+    var hostEnvironment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = hostHome.path
+        return environment
+    }
+
+    func deviceHome(_ name: String) -> URL { directory.appending("device-\(name)") }
+
+    func deviceEnvironment(_ name: String) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = deviceHome(name).path
+        return environment
+    }
+
+    // MARK: - The computer
+
+    var agentDirectory: AgentDirectory { AgentDirectory(url: hostHome.appendingPathComponent("herdr-host")) }
+    var registry: DeviceRegistry { DeviceRegistry(directory: agentDirectory) }
+
+    /// `herdr-host pair`, its code shown.
+    func startPair(_ extra: [String] = []) throws -> (process: InteractiveProcess, code: String) {
+        let pair = try InteractiveProcess(
+            BuiltProgram.path("herdr-host"), ["pair", "--relay", origin, "--name", "studio"] + extra,
+            environment: hostEnvironment)
+        guard let code = pair.waitForMatch(#"(herdr://companion\?\S+)"#), pair.waitFor("waiting for a device")
+        else {
+            throw FixtureError("herdr-host pair showed no code, or did not park: \(pair.stdout) \(pair.stderr)")
+        }
+        return (pair, code)
+    }
+
+    /// `herdr-host run`, parked for every device it knows.
+    func startAgent(parkedFor count: Int = 1) throws -> InteractiveProcess {
+        let agent = try InteractiveProcess(BuiltProgram.path("herdr-host"), ["run"], environment: hostEnvironment)
+        guard waitForAgent({ $0.rooms.filter { $0.state == "parked" }.count == count }) else {
+            throw FixtureError("the agent did not park: \(agent.stderr)")
+        }
+        return agent
+    }
+
+    /// Waits (bounded) until the agent's status file says what `condition` wants.
+    @discardableResult
+    func waitForAgent(timeout: Double = 60, _ condition: (AgentStatus) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let status = try? AgentStatus.load(agentDirectory), status.isRunning, condition(status) { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+
+    // MARK: - Devices
+
+    /// `herdr-remote pair CODE --yes --no-connect --name NAME`.
+    func startDevicePair(_ code: String, name: String = "phone", extra: [String] = []) throws -> InteractiveProcess {
+        try InteractiveProcess(
+            BuiltProgram.path("herdr-remote"), ["pair", code, "--yes", "--no-connect", "--name", name] + extra,
+            environment: deviceEnvironment(name))
+    }
+
+    /// The `after`-th code a device showed (0 = the first).
+    static func shownCode(_ device: InteractiveProcess, after: Int = 0, timeout: Double = 30) -> String? {
+        device.waitForMatch(#"Type this code on [^:]+: (\d{3} \d{3})"#, timeout: timeout, after: after)
+    }
+
+    /// A full pairing: the code shown, the device's code typed on the computer, both ending well.
+    func pair(deviceName: String = "phone") throws {
+        let (host, code) = try startPair()
+        let device = try startDevicePair(code, name: deviceName)
+        guard let shown = Self.shownCode(device) else {
+            throw FixtureError("the device showed no code: \(device.stderr)")
+        }
+        guard host.waitFor("Type the code it shows") else { throw FixtureError("not asked: \(host.stdout)") }
+        host.writeLine(shown)
+        let hostStatus = host.wait(timeout: 30)
+        let deviceStatus = device.wait(timeout: 30)
+        guard hostStatus == 0, deviceStatus == 0 else {
+            throw FixtureError(
+                "pairing failed: host \(String(describing: hostStatus)) \(host.stdout) \(host.stderr); device \(String(describing: deviceStatus)) \(device.stdout) \(device.stderr)"
+            )
+        }
+    }
+
+    /// What the device `name` kept: its host profile and secret, read from its files.
+    func devicePairing(_ name: String = "phone") throws -> (profile: HostProfile, pairing: DeviceRelayConnection) {
+        let config = deviceHome(name).appendingPathComponent("herdr-remote")
+        let hosts = try JSONDecoder().decode(
+            [HostProfile].self, from: Data(contentsOf: config.appendingPathComponent("hosts.json")))
+        guard let profile = hosts.first(where: { $0.relay != nil }), let road = profile.relay else {
+            throw FixtureError("no relay host saved")
+        }
+        guard
+            let secret = try SecretStore(file: config.appendingPathComponent("secrets.json")).roomSecret(
+                for: profile.id),
+            let key = try StaticKeyFile.load(config.appendingPathComponent("companion_key"))
+        else { throw FixtureError("the device kept no secret or key") }
+        let pairing = DeviceRelayConnection.Pairing(
+            relay: try RelayEndpoint(parsing: road.relay),
+            computerKey: Base64URL.decodeCanonical(road.computerKey) ?? [],
+            pairingID: road.pairingID, roomSecret: secret, registered: road.registered)
+        return (profile, DeviceRelayConnection(pairing: pairing, deviceName: name, staticKey: key))
+    }
+
+    /// A device connection that succeeds within `timeout` seconds (retrying while the computer is
+    /// not parked yet, as after a restart).
+    func connectDevice(_ connection: DeviceRelayConnection, timeout: Double = 60) throws
+        -> DeviceRelayConnection.Established
+    {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last: DeviceRelayConnection.Failure?
+        while Date() < deadline {
+            do {
+                return try connection.connect()
+            } catch {
+                if case .pairingGone = error { throw error }
+                last = error
+                usleep(200_000)
+            }
+        }
+        throw last ?? .unavailable("timed out")
+    }
+}
