@@ -5,7 +5,7 @@ let package = Package(
     name: "herdr-remote",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "HerdrKit", targets: ["HerdrKit"]),
+        .library(name: "HerdrKit", targets: ["HerdrKit", "HerdrBase"]),
         .executable(name: "herdr-remote", targets: ["herdr-remote"]),
     ],
     targets: [
@@ -27,11 +27,19 @@ let package = Package(
         .target(name: "RelayProtocol", dependencies: ["HerdrCrypto"]),
         // The end-to-end channel of both Noise roads: chunked transport, fatal AEAD failure, SAS, prologue;
         // the companion code and the pairing confirmation on both sides.
-        .target(name: "Companion", dependencies: ["Noise", "HerdrCrypto", "HerdrKit", "RelayClient", "RelayProtocol"]),
+        .target(
+            name: "Companion", dependencies: ["Noise", "HerdrCrypto", "HerdrBase", "RelayClient", "RelayProtocol"]),
         // An SSH client connection over libssh2, on a thread of its own.
         .target(name: "SSHClient", dependencies: ["CLibSSH2", "CSystem", "HerdrCrypto"]),
-        // The client core: profiles, stores, keys, pins, terminal sessions.
-        .target(name: "HerdrKit", dependencies: ["HerdrCrypto", "SSHClient", "PeerGate"]),
+        // What every herdr library shares: atomic files and locks, the config directory, herdr:// links
+        // and their rules, herdr session names. HerdrKit re-exports it.
+        .target(name: "HerdrBase", dependencies: ["HerdrCrypto"]),
+        // The client core: profiles, stores, keys, pins, terminal sessions on both roads.
+        .target(
+            name: "HerdrKit",
+            dependencies: [
+                "HerdrBase", "HerdrCrypto", "SSHClient", "PeerGate", "Companion", "RelayClient", "RelayProtocol",
+            ]),
         // What every command-line program of the project shares: arguments, raw terminal, prompts.
         .target(name: "CLISupport"),
         // What a peer address is (loopback, home, tailnet, public…) and the policies on it. Pure, no I/O.

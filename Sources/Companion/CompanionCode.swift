@@ -1,5 +1,5 @@
 import Foundation
-import HerdrKit
+import HerdrBase
 import RelayClient
 import RelayProtocol
 
@@ -10,7 +10,7 @@ import RelayProtocol
 /// relay reduced to a bare origin at parse time.
 public struct CompanionCode: Sendable, Hashable {
     /// The longest code accepted, in UTF-8 bytes (as v1).
-    public static let maximumLength = PairingPayload.maximumLength
+    public static let maximumLength = PairingCodeRules.maximumCodeLength
     public static let host = "companion"
     public static let version = "1"
     public static let staticKeySize = 32

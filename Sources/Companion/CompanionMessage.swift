@@ -1,5 +1,5 @@
 import Foundation
-import HerdrKit
+import HerdrBase
 import RelayProtocol
 
 /// The control messages inside the end-to-end channel (docs/companion-code.md, "Inside the
@@ -72,7 +72,7 @@ public enum CompanionMessage: Hashable, Sendable {
         case "status":
             guard let fields = value as? [String: Any], RelayJSON.integer(fields["v"]) == 1,
                 let name = fields["name"] as? String, !name.isEmpty,
-                name == Pairing.printableText(name, limit: PairingPayload.maximumNameLength),
+                name == PairingCodeRules.printableText(name, limit: PairingCodeRules.maximumNameLength),
                 let secret = RelayJSON.bytes(fields["roomSecret"]), secret.count == RelayJoinKey.roomSecretSize,
                 let registered = RelayJSON.boolean(fields["registered"])
             else {

@@ -1,6 +1,6 @@
 import Foundation
 import HerdrCrypto
-import HerdrKit
+import HerdrBase
 import RelayClient
 
 /// The computer's side of a pairing through the relay, as specs/002 "Pairing confirmation" and

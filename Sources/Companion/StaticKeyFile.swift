@@ -1,5 +1,5 @@
 import Foundation
-import HerdrKit
+import HerdrBase
 import Noise
 
 /// A Noise static key pair kept in one file (mode 0600, written atomically, made once under a

@@ -65,10 +65,10 @@ enum PairCommand {
                     "--relay must be https://host[:port] with nothing after it (http:// only for a loopback host); "
                         + "an internationalized host name goes in its ASCII form (xn--…): \(error.message)")
             }
-            var name = Pairing.printableText(Self.hostName(), limit: PairingPayload.maximumNameLength)
+            var name = PairingCodeRules.printableText(Self.hostName(), limit: PairingPayload.maximumNameLength)
             if arguments.wasGiven("name") {
                 let given = arguments.string("name") ?? ""
-                name = Pairing.printableText(given, limit: PairingPayload.maximumNameLength)
+                name = PairingCodeRules.printableText(given, limit: PairingPayload.maximumNameLength)
                 guard !name.isEmpty, name == given else {
                     throw arguments.usageError("--name must be 1-64 printable characters")
                 }

@@ -121,7 +121,7 @@ enum CompanionPairing {
     }
 
     static func display(_ code: CompanionCode) -> String {
-        let name = Pairing.printableText(code.computerName, limit: PairingPayload.maximumNameLength)
+        let name = PairingCodeRules.printableText(code.computerName, limit: PairingPayload.maximumNameLength)
         return name.isEmpty ? code.relay.host : name
     }
 

@@ -70,14 +70,14 @@ enum PairCommand {
         var deviceName = Pairing.sanitizedDeviceName(localHostName())
         if arguments.wasGiven("name") {
             let given = arguments.string("name") ?? ""
-            guard !Pairing.printableText(given, limit: Pairing.maximumDeviceNameLength).isEmpty else {
+            guard !PairingCodeRules.printableText(given, limit: Pairing.maximumDeviceNameLength).isEmpty else {
                 throw arguments.usageError("--name must contain a printable character")
             }
             deviceName = Pairing.sanitizedDeviceName(given)
         }
         var saveAs: String?
         if arguments.wasGiven("save-as") {
-            let given = Pairing.printableText(arguments.string("save-as") ?? "", limit: 64)
+            let given = PairingCodeRules.printableText(arguments.string("save-as") ?? "", limit: 64)
             guard !given.isEmpty, given == arguments.string("save-as") else {
                 throw arguments.usageError("--save-as must be 1-64 printable characters")
             }
@@ -258,7 +258,7 @@ enum PairCommand {
         case 0 where texts.isEmpty:
             throw RemoteError(RemoteExitCode.pairingCodeInvalid, "No QR code found in \(path)")
         case 0:
-            let shown = Pairing.printableText(texts[0], limit: 60)
+            let shown = PairingCodeRules.printableText(texts[0], limit: 60)
             throw RemoteError(
                 RemoteExitCode.pairingCodeInvalid,
                 "The QR code in \(path) is not a herdr pairing code (it reads \"\(shown)\(texts[0].unicodeScalars.count > 60 ? "…" : "")\")"
@@ -312,7 +312,7 @@ enum PairCommand {
 
     /// The computer as a person knows it: its printable name, or its first host name.
     static func display(_ payload: PairingPayload) -> String {
-        let name = Pairing.printableText(payload.computerName, limit: PairingPayload.maximumNameLength)
+        let name = PairingCodeRules.printableText(payload.computerName, limit: PairingPayload.maximumNameLength)
         return name.isEmpty ? payload.hostnames[0] : name
     }
 

@@ -75,24 +75,8 @@ public enum DeviceKey {
     /// Writes a new key into place unless one already exists. Losing the race is not an error.
     private static func create(at keyFile: URL) throws(StorageError) {
         let text = OpenSSHPrivateKey(privateKey: Ed25519PrivateKey(), comment: defaultComment()).pemText
-        let path = keyFile.path
-        let (temp, fd) = try AtomicFile.createTemp(next: path, mode: 0o600)
-        var closed = false
-        defer {
-            if !closed { close(fd) }
-            // After a successful link the key has two names; the temp one always goes.
-            unlink(temp)
-        }
-        guard fchmod(fd, 0o600) == 0 else { throw .posix(.write, "set the mode of", path: temp) }
-        try AtomicFile.writeAll(Array(text.utf8), to: fd, path: temp)
-        guard fsync(fd) == 0 else { throw .posix(.sync, "fsync", path: temp) }
-        closed = true
-        guard close(fd) == 0 else { throw .posix(.write, "close", path: temp) }
-        // link, unlike rename, refuses to replace an existing file: exactly one process's key wins.
-        if link(temp, path) != 0, errno != EEXIST {
-            throw .posix(.rename, "link the new key into place at", path: path)
-        }
-        try AtomicFile.syncDirectory(keyFile.deletingLastPathComponent().path)
+        // Exactly one process's key wins a race; losing it is fine.
+        _ = try AtomicFile.writeIfAbsent(Array(text.utf8), to: keyFile, mode: 0o600)
     }
 
     /// Keeps `id_ed25519.pub` in step with the private key. Best effort: the private key is what matters,

@@ -238,7 +238,8 @@ private final class EnrollRun {
                     result.sessionStarted = true
                     connection.send(request)
                     connection.sendEOF()
-                    progress(.waitingForApproval(computer: Pairing.printableText(payload.computerName, limit: 64)))
+                    progress(
+                        .waitingForApproval(computer: PairingCodeRules.printableText(payload.computerName, limit: 64)))
                 case .output(let stdout, let stderr):
                     Self.append(stdout, to: &result.stdout)
                     Self.append(stderr, to: &result.stderr)
@@ -342,7 +343,7 @@ private final class EnrollRun {
         }
         // Add-only: a different pin that appeared while the computer decided stands.
         guard pinned else { throw .conflictingPin(hostname: hostname, port: payload.port) }
-        let name = Pairing.printableText(payload.computerName, limit: PairingPayload.maximumNameLength)
+        let name = PairingCodeRules.printableText(payload.computerName, limit: PairingPayload.maximumNameLength)
         return HostProfile(
             name: name.isEmpty ? hostname : name, hostname: hostname, port: payload.port, username: payload.username,
             platform: payload.platform, herdrSession: payload.session, remoteCommand: nil)

@@ -6,13 +6,13 @@ import PeerGate
 /// table and names the field that broke it; a code can never carry a remote command.
 public struct PairingPayload: Sendable, Equatable {
     /// The longest code accepted, in UTF-8 bytes.
-    public static let maximumLength = 8192
+    public static let maximumLength = PairingCodeRules.maximumCodeLength
     /// How far in the future a code may expire.
-    public static let maximumLifetime: TimeInterval = 900
+    public static let maximumLifetime = PairingCodeRules.maximumLifetime
     public static let pairingIDSize = 16
     public static let maximumHostnames = 4
     public static let maximumFingerprints = 3
-    public static let maximumNameLength = 64
+    public static let maximumNameLength = PairingCodeRules.maximumNameLength
 
     /// 16 random bytes naming this pairing (and the enroll state on the computer).
     public var pairingID: [UInt8]

@@ -516,7 +516,7 @@ struct PairingPayloadTests {
     func hostileComputerName() throws {
         let payload = try #require(code.with("n", "%E2%80%AEcod.exe%00%1B%5B2J%07studio").parse().payload)
         #expect(payload.computerName.unicodeScalars.contains { $0.value == 0 })
-        let shown = Pairing.printableText(payload.computerName, limit: 64)
+        let shown = PairingCodeRules.printableText(payload.computerName, limit: 64)
         #expect(shown == "cod.exe[2Jstudio")
     }
 

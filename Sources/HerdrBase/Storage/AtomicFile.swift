@@ -61,6 +61,31 @@ public enum AtomicFile {
         }
     }
 
+    /// Writes `bytes` to `file` durably unless a file is already there (then nothing changes and
+    /// the answer is false). Readers never see a partial file; of two racing writers exactly one wins.
+    public static func writeIfAbsent(_ bytes: [UInt8], to file: URL, mode: mode_t) throws(StorageError) -> Bool {
+        let path = file.path
+        let (temp, fd) = try createTemp(next: path, mode: mode)
+        var closed = false
+        defer {
+            if !closed { close(fd) }
+            // After a successful link the file has two names; the temp one always goes.
+            unlink(temp)
+        }
+        guard fchmod(fd, mode) == 0 else { throw .posix(.write, "set the mode of", path: temp) }
+        try writeAll(bytes, to: fd, path: temp)
+        guard fsync(fd) == 0 else { throw .posix(.sync, "fsync", path: temp) }
+        closed = true
+        guard close(fd) == 0 else { throw .posix(.write, "close", path: temp) }
+        // link, unlike rename, refuses to replace an existing file.
+        if link(temp, path) != 0 {
+            if errno == EEXIST { return false }
+            throw .posix(.rename, "link the new file into place at", path: path)
+        }
+        try syncDirectory(file.deletingLastPathComponent().path)
+        return true
+    }
+
     /// Creates a new file next to `target` that nobody else can have opened: a random name, `O_EXCL`.
     ///
     /// Returns its path and an open descriptor; the caller owns both.
