@@ -5,6 +5,12 @@
 #include <sys/fsuid.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <termios.h>
+#include <sys/ioctl.h>
 
 int csystem_pipe_cloexec(int fds[2], int extra_flags) { return pipe2(fds, O_CLOEXEC | extra_flags); }
 
@@ -49,3 +55,43 @@ unsigned int csystem_epollout(void) { return EPOLLOUT; }
 unsigned int csystem_epollrdhup(void) { return EPOLLRDHUP; }
 unsigned int csystem_epollerr(void) { return EPOLLERR; }
 unsigned int csystem_epollhup(void) { return EPOLLHUP; }
+
+int csystem_openpty(int *master, char *slave_path, unsigned long path_size, unsigned short cols, unsigned short rows) {
+    int fd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct termios attributes;
+    struct winsize size = {.ws_row = rows, .ws_col = cols};
+    if (grantpt(fd) != 0 || unlockpt(fd) != 0 || ptsname_r(fd, slave_path, path_size) != 0 ||
+        tcgetattr(fd, &attributes) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    attributes.c_iflag |= IUTF8;
+    if (tcsetattr(fd, TCSANOW, &attributes) != 0 || ioctl(fd, TIOCSWINSZ, &size) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    *master = fd;
+    return 0;
+}
+
+int csystem_set_window_size(int fd, unsigned short cols, unsigned short rows) {
+    struct winsize size = {.ws_row = rows, .ws_col = cols};
+    return ioctl(fd, TIOCSWINSZ, &size);
+}
+
+int csystem_spawn_terminal_attributes(posix_spawnattr_t *attributes) {
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    int result = posix_spawnattr_setsigdefault(attributes, &all);
+    if (result == 0) result = posix_spawnattr_setsigmask(attributes, &none);
+    if (result == 0)
+        result = posix_spawnattr_setflags(
+            attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    return result;
+}

@@ -1,6 +1,6 @@
 import Foundation
-import HerdrCrypto
 import HerdrBase
+import HerdrCrypto
 import RelayClient
 
 /// The computer's side of a pairing through the relay, as specs/002 "Pairing confirmation" and

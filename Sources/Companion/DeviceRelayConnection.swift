@@ -39,9 +39,30 @@ public struct DeviceRelayConnection: Sendable {
         /// The computer is not parked now (`mac offline`), or the connection or channel failed:
         /// later may work.
         case unavailable(String)
+        /// The relay closed the room for its daily byte quota: retrying before it resets cannot help.
+        /// The quota is a rolling 24 hours from the room's first traffic, so it resets by
+        /// `resetsBy` (a day after the refusal) at the latest.
+        case quotaExceeded(relay: String, resetsBy: Date)
+        /// Another connection of this device took the relay room (a second `connect`).
+        case displaced
+        /// The relay refused for a reason retrying cannot mend.
+        case refused(String)
+
+        static func utc(_ date: Date) -> String {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
+            return formatter.string(from: date)
+        }
 
         public var description: String {
             switch self {
+            case .quotaExceeded(let relay, let resetsBy):
+                "the relay \(relay) closed the room: this pairing has used up its daily byte quota. It resets within 24 hours (by \(Self.utc(resetsBy)) at the latest); retrying before then cannot help"
+            case .displaced:
+                "another connection from this device took its place in the relay room (a second herdr-remote connect?)"
+            case .refused(let why): "the relay refused the connection (\(why))"
             case .pairingGone(let why):
                 "the pairing was removed on the computer, or it expired (\(why)); pair again with a new code from herdr-host pair"
             case .unavailable(let why): why
@@ -91,7 +112,7 @@ public struct DeviceRelayConnection: Sendable {
             {
                 throw .pairingGone("the relay no longer holds the room")
             }
-            throw Self.classify(error)
+            throw classify(error)
         }
         do {
             return try establish(connection, key: key)
@@ -124,10 +145,7 @@ public struct DeviceRelayConnection: Sendable {
                     throw .unavailable("\(error)")
                 }
             case .ended(let end):
-                if case .closedByRelay(let close) = end, close == .roomDeleted || close == .roomExpired {
-                    throw .pairingGone(close.reason)
-                }
-                throw .unavailable("the connection ended (\(end))")
+                throw classify(end)
             }
         }
         do {
@@ -177,11 +195,35 @@ public struct DeviceRelayConnection: Sendable {
         return Established(channel: channel, registeredNow: registeredNow)
     }
 
-    static func classify(_ error: RelayClientError) -> Failure {
-        switch RelayLink.disposition(after: error) {
+    func classify(_ error: RelayClientError) -> Failure {
+        if let close = error.close, close == .dailyQuotaExceeded {
+            return .quotaExceeded(relay: pairing.relay.host, resetsBy: Date().addingTimeInterval(86400))
+        }
+        if error.serverError == AdmissionError.macOffline.rawValue {
+            return .unavailable(
+                "the computer is not connected to the relay \(pairing.relay.host) (is `herdr-host run` going on it?)")
+        }
+        return switch RelayLink.disposition(after: error) {
         case .stop(.needsRepairing(let why)): .pairingGone(why)
-        case .stop(.roomDeleted): .pairingGone("room deleted")
-        default: .unavailable(error.message)
+        case .stop(.roomDeleted), .stop(.pairingCycleCap): .pairingGone(error.close?.reason ?? "room deleted")
+        case .stop(.displaced): .displaced
+        case .stop(.refused(let why)): .refused(why)
+        case .stop(.stopped), .retry: .unavailable(error.message)
+        }
+    }
+
+    /// Why an admitted connection ended, as a failure: what the relay's close means for retrying.
+    public func classify(_ end: RelayConnectionEnd) -> Failure {
+        guard case .closedByRelay(let close) = end else { return .unavailable("the connection ended (\(end))") }
+        if close == .dailyQuotaExceeded {
+            return .quotaExceeded(relay: pairing.relay.host, resetsBy: Date().addingTimeInterval(86400))
+        }
+        return switch RelayLink.disposition(after: end) {
+        case .stop(.needsRepairing(let why)): .pairingGone(why)
+        case .stop(.roomDeleted), .stop(.pairingCycleCap): .pairingGone(close.reason)
+        case .stop(.displaced): .displaced
+        case .stop(.refused(let why)): .refused(why)
+        case .stop(.stopped), .retry: .unavailable("the relay closed the connection (\(close))")
         }
     }
 }

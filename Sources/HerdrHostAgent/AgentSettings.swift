@@ -1,13 +1,33 @@
 import Foundation
 import HerdrKit
 
-/// What `herdr-host pair` remembers between runs (`settings.json`): the relay it paired through
-/// last, so the next pairing needs no `--relay`.
+/// This computer's settings for herdr-host (`settings.json`, `herdr-host config`): the relay it
+/// paired through last, so the next pairing needs no `--relay`, and how terminal sessions run.
 public struct AgentSettings: Codable, Hashable, Sendable {
     /// The relay's origin.
     public var relay: String?
+    /// The command every session runs instead of herdr's attach (e.g. tmux); it gets the
+    /// session name the device asked for in `HERDR_SESSION`.
+    public var sessionCommand: String?
+    /// Seconds a session waits for its device to come back.
+    public var gracePeriod: Int?
+    /// Bytes of output kept for a device that is away.
+    public var resumeBuffer: Int?
 
     public init(relay: String? = nil) { self.relay = relay }
+
+    /// The grace period's bounds: a second to a week.
+    public static let gracePeriodRange = 1...(7 * 24 * 3600)
+    /// The resume buffer's bounds: 1 MiB to 1 GiB.
+    public static let resumeBufferRange = (1 << 20)...(1 << 30)
+
+    /// The session settings these make, defaults where unset (or out of bounds).
+    public var sessionSettings: HostSessionTable.Settings {
+        var settings = HostSessionTable.Settings()
+        if let gracePeriod, Self.gracePeriodRange.contains(gracePeriod) { settings.gracePeriod = Double(gracePeriod) }
+        if let resumeBuffer, Self.resumeBufferRange.contains(resumeBuffer) { settings.resumeBuffer = resumeBuffer }
+        return settings
+    }
 
     public static func load(_ directory: AgentDirectory) -> AgentSettings {
         guard let bytes = try? AtomicFile.readIfPresent(directory.settingsFile, maxBytes: 65536),

@@ -19,6 +19,8 @@ public final class HostAgent: Sendable {
         case room(device: UUID, tag: Int, RoomPump.Event)
         /// Whether the relay still holds the device's room (nil: it could not say).
         case roomCheck(device: UUID, tag: Int, established: Bool?)
+        /// A terminal session's PTY.
+        case pty(HostSessionTable.SessionID, PTYProcess.Event)
         case stop
     }
 
@@ -31,21 +33,24 @@ public final class HostAgent: Sendable {
     let registry: DeviceRegistry
     let staticKey: KeyPair
     let linkOptions: RelayLink.Options
+    let sessionSettings: HostSessionTable.Settings
     let log: @Sendable (String) -> Void
 
     public init(
         directory: AgentDirectory, staticKey: KeyPair, linkOptions: RelayLink.Options = RelayLink.Options(),
+        sessionSettings: HostSessionTable.Settings = HostSessionTable.Settings(),
         log: @escaping @Sendable (String) -> Void
     ) {
         self.directory = directory
         self.registry = DeviceRegistry(directory: directory)
         self.staticKey = staticKey
         self.linkOptions = linkOptions
+        self.sessionSettings = sessionSettings
         self.log = log
     }
 
     /// One device's room while the agent parks in it.
-    private final class Slot {
+    final class Slot {
         var device: PairedDevice
         let pump: RoomPump
         let tag: Int
@@ -61,8 +66,12 @@ public final class HostAgent: Sendable {
         }
     }
 
-    private final class Loop {
+    final class Loop {
         var slots: [UUID: Slot] = [:]
+        var sessions: HostSessionTable
+        var ptys: [HostSessionTable.SessionID: PTYProcess] = [:]
+
+        init(sessions: HostSessionTable) { self.sessions = sessions }
         var nextTag = 0
         var generation = ""
         var started = Date()
@@ -71,14 +80,15 @@ public final class HostAgent: Sendable {
 
     /// Runs until `stop` arrives, then stops every link.
     public func run() {
-        let loop = Loop()
+        let loop = Loop(sessions: HostSessionTable(settings: sessionSettings))
         reconcile(loop)
         var lastCheck = Date()
         while true {
-            if let input = inputs.next(timeout: 0.5) {
+            if let input = inputs.next(timeout: wakeTimeout(loop)) {
                 if case .stop = input { break }
                 handle(input, loop)
             }
+            serveSessions(loop)
             if Date().timeIntervalSince(lastCheck) >= 1 {
                 lastCheck = Date()
                 if registry.generation() != loop.generation { reconcile(loop) }
@@ -87,6 +97,7 @@ public final class HostAgent: Sendable {
             }
             if loop.statusDirty { writeStatus(loop) }
         }
+        for pty in loop.ptys.values { pty.hangUp() }
         for slot in loop.slots.values { slot.pump.stop() }
         for slot in loop.slots.values { slot.pump.link.waitUntilStopped(timeout: 3) }
         try? FileManager.default.removeItem(at: directory.agentStatusFile)
@@ -120,6 +131,7 @@ public final class HostAgent: Sendable {
         let wantedIDs = Set(wanted(loop).map(\.id))
         for (id, slot) in loop.slots where !wantedIDs.contains(id) {
             slot.pump.stop()
+            perform(loop.sessions.forget(id), loop)
             loop.slots[id] = nil
             loop.statusDirty = true
             if !devices.contains(where: { $0.id == id }) { log("\(slot.device.name): unpaired; no longer parked") }
@@ -166,6 +178,7 @@ public final class HostAgent: Sendable {
     // MARK: - Events
 
     private func handle(_ input: Input, _ loop: Loop) {
+        if case .pty(let id, let event) = input { return ptyEvent(id, event, loop) }
         guard case .room(let id, let tag, let event) = input, let slot = loop.slots[id], slot.tag == tag else { return }
         switch event {
         case .admitted(let connection):
@@ -180,10 +193,12 @@ public final class HostAgent: Sendable {
         case .connectionEnded:
             if slot.state == "connected" { log("\(slot.device.name): disconnected") }
             slot.channel = nil
+            perform(loop.sessions.disconnected(id, now: Self.now()), loop)
             setState(slot, "reconnecting", loop)
         case .waiting(let delay, let reason):
             setState(slot, "waiting (\(reason)); retry in \(Int(delay.rounded(.up))) s", loop)
         case .stopped(let reason):
+            perform(loop.sessions.disconnected(id, now: Self.now()), loop)
             loop.slots[id] = nil
             loop.statusDirty = true
             stopped(slot, reason)
@@ -225,8 +240,22 @@ public final class HostAgent: Sendable {
                     }
                     log("\(slot.device.name): connected")
                     setState(slot, "connected", loop)
+                    loop.sessions.connected(slot.device.id)
                     _ = try? registry.update(slot.device.id) { $0.lastSeen = Date() }
                 case .message(let bytes):
+                    if SessionMessage.isSession(bytes) {
+                        guard slot.state == "connected" else { return drop(slot, loop) }
+                        do {
+                            let message = try SessionMessage(parsing: bytes)
+                            perform(loop.sessions.received(message, from: slot.device.id, now: Self.now()), loop)
+                        } catch {
+                            log(
+                                "\(slot.device.name): sent a malformed session message (\(error)); dropped its connection"
+                            )
+                            return drop(slot, loop)
+                        }
+                        continue
+                    }
                     guard CompanionMessage.isControl(bytes) else { continue }
                     guard let message = try? CompanionMessage(parsing: bytes) else { return drop(slot, loop) }
                     control(message, slot, loop)
@@ -282,9 +311,11 @@ public final class HostAgent: Sendable {
         }
     }
 
-    private func drop(_ slot: Slot, _ loop: Loop) {
+    func drop(_ slot: Slot, _ loop: Loop) {
+        let wasConnected = slot.channel != nil
         slot.channel?.connection.close()
         slot.channel = nil
+        if wasConnected { perform(loop.sessions.disconnected(slot.device.id, now: Self.now()), loop) }
         setState(slot, "reconnecting", loop)
     }
 

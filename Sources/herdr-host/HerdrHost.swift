@@ -6,12 +6,15 @@ enum HerdrHost {
 
     static let spec = CommandSpec(
         name: "herdr-host",
-        abstract: "This computer's agent for herdr-remote's end-to-end relay road: pairing and parking.",
+        abstract:
+            "This computer's agent for herdr-remote's end-to-end relay road: pairing, parking, terminal sessions.",
         discussion: """
             Pair a device with `herdr-host pair`: it shows a herdr://companion code (a QR and a line of \
             text) that herdr-remote scans; the device then shows a 6-digit code, which you type here. \
             `herdr-host run` keeps this computer reachable: it parks in every paired device's room on \
-            the relay and reconnects by itself. Run it as a systemd user service:
+            the relay, reconnects by itself, and serves each device's terminal sessions (`herdr-remote \
+            connect` lands in herdr here, as over SSH; `herdr-host config` changes what sessions run). \
+            Run it as a systemd user service:
 
               systemctl --user enable --now herdr-host
 
@@ -24,10 +27,12 @@ enum HerdrHost {
               herdr-host devices
               herdr-host unpair phone
               herdr-host status
+              herdr-host config session-command 'tmux new-session -A -s main'
             """,
         version: "0.1.0",
         subcommands: [
             PairCommand.spec, RunCommand.spec, DeviceCommands.devices, DeviceCommands.unpair, DeviceCommands.status,
+            ConfigCommand.spec,
         ],
         exitCodes: [.success, .failure, notRunning, .usage, .unavailable, .hangup, .interrupted, .terminated])
 }

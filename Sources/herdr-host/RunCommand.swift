@@ -56,7 +56,9 @@ enum RunCommand {
             return .unavailable
         }
         defer { close(lock) }
-        let agent = HostAgent(directory: directory, staticKey: staticKey, log: log)
+        let agent = HostAgent(
+            directory: directory, staticKey: staticKey, sessionSettings: AgentSettings.load(directory).sessionSettings,
+            log: log)
         let watcher = try? SignalWatcher(
             signals: [SIGINT, SIGTERM, SIGHUP], queue: DispatchQueue(label: "herdr-host.signals")
         ) { _ in agent.inputs.push(.stop) }

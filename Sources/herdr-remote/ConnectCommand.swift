@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import HerdrKit
 import Observation
+import RelayClient
 import SSHClient
 
 /// `connect NAME`: the live session in this terminal.
@@ -13,6 +14,12 @@ enum ConnectCommand {
             The first connection to a host shows its host key fingerprint and asks before anything is sent; \
             the key is then pinned. A changed key is refused. If the connection drops, herdr-remote reattaches \
             to the same session, with backoff. Type ~. after a newline to disconnect, ~? for help.
+
+            A host paired through a relay (herdr-remote pair with a herdr://companion code) is reached \
+            through that relay, end to end encrypted to herdr-host on the computer, which must be running \
+            (herdr-host run). When the link drops, herdr-remote reconnects with backoff and the session \
+            resumes where it was, without losing or repeating a byte of output, as long as the computer \
+            kept it (15 minutes by default, herdr-host config grace-period).
             """,
         arguments: [PositionalSpec("name", help: "A host saved with herdr-remote add.")],
         flags: [
@@ -29,11 +36,6 @@ enum ConnectCommand {
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
         let store = try HostCommands.openStore()
         let host = try HostCommands.findHost(arguments.positional("name") ?? "", in: store)
-        if host.relay != nil {
-            throw RemoteError(
-                .failure,
-                "\(host.name) is reached through a relay; the terminal through the relay is not built yet (issue 12).")
-        }
         let terminal = LocalTerminal()
         var options = TerminalSessionOptions()
         if arguments.flag("no-reattach") { options.reconnect = .never }
@@ -50,9 +52,15 @@ enum ConnectCommand {
             }
             return await BlockingCall.run { TerminalPrompt.confirm(prompt: "Trust this host key and connect? [y/N] ") }
         }
-        terminal.status(
-            "Connecting to \(host.name) (\(host.username)@\(HostCommands.endpoint(CanonicalHost.hostname(host.hostname), host.port)))..."
-        )
+        session.onNotice = { terminal.status($0) }
+        if let road = host.relay {
+            let relay = (try? RelayEndpoint(parsing: road.relay))?.authority ?? road.relay
+            terminal.status("Connecting to \(host.name) through the relay \(relay)...")
+        } else {
+            terminal.status(
+                "Connecting to \(host.name) (\(host.username)@\(HostCommands.endpoint(CanonicalHost.hostname(host.hostname), host.port)))..."
+            )
+        }
         let size = terminal.size
         await session.connect(cols: size.cols, rows: size.rows)
         guard session.state == .connected else { return finish(session, terminal: terminal, signal: nil) }
@@ -90,10 +98,20 @@ enum ConnectCommand {
             guard session.state != lastState else { continue }
             switch session.state {
             case .reconnecting(let attempt, let reason):
-                terminal.status(
-                    attempt == 1 ? "\(reason); reattaching..." : "Reattaching (attempt \(attempt)): \(reason)")
+                if host.relay != nil {
+                    terminal.status(
+                        attempt == 1
+                            ? "The link dropped (\(reason)); reconnecting..."
+                            : "Reconnecting (attempt \(attempt)): \(reason)")
+                } else {
+                    terminal.status(
+                        attempt == 1 ? "\(reason); reattaching..." : "Reattaching (attempt \(attempt)): \(reason)")
+                }
             case .connected:
-                if case .reconnecting = lastState { terminal.status("Reattached.") }
+                if case .reconnecting = lastState {
+                    terminal.status(
+                        host.relay != nil ? "Reconnected; the session resumed where it was." : "Reattached.")
+                }
             default:
                 break
             }
@@ -128,6 +146,10 @@ enum ConnectCommand {
         case .remoteCommand: return RemoteExitCode.remoteCommandFailed
         case .invalidSessionName: return .config
         case .local: return .ioError
+        case .pairingGone:
+            StandardError.write("Pair again: run `herdr-host pair` on the computer and scan its code here.\n")
+            return RemoteExitCode.pairingGone
+        case .relayRefused: return RemoteExitCode.relayRefused
         case nil: return .failure
         }
     }

@@ -7,10 +7,14 @@ enum RemoteExitCode {
     static let unreachable = ExitCode(12, meaning: "The host was unreachable: unknown name, refused, or timed out.")
     static let connectionLost = ExitCode(13, meaning: "The connection dropped and reattaching gave up.")
     static let remoteCommandFailed = ExitCode(14, meaning: "The remote command (herdr) failed or exited at once.")
+    static let pairingGone = ExitCode(
+        15, meaning: "Relay road: the pairing is gone (removed on the computer, or expired); pair again.")
+    static let relayRefused = ExitCode(
+        16, meaning: "Relay road: the relay refused (daily quota used up, or another connection took over).")
 
     static let connectCodes: [ExitCode] = [
         .success, .failure, hostKeyRefused, authenticationFailed, unreachable, connectionLost, remoteCommandFailed,
-        .usage, .ioError, .config, .hangup, .terminated,
+        pairingGone, relayRefused, .usage, .ioError, .config, .hangup, .terminated,
     ]
 
     // `pair`: one code per way pairing can fail (PairingError), so scripts can tell them apart.
@@ -30,7 +34,8 @@ enum RemoteExitCode {
     /// `pair` attaches afterwards, so connect's codes can end it too.
     static let pairCodes: [ExitCode] = [
         .success, .failure, hostKeyRefused, authenticationFailed, unreachable, connectionLost, remoteCommandFailed,
-        pairingCodeInvalid, pairingCodeExpired, pairingDenied, pairingCodeUsed, notOnTailnet, pairingKeyRejected,
+        pairingGone, relayRefused, pairingCodeInvalid, pairingCodeExpired, pairingDenied, pairingCodeUsed, notOnTailnet,
+        pairingKeyRejected,
         pinConflict, pairingFailed, .usage, .noInput, .ioError, .config, .hangup, .interrupted, .terminated,
     ]
 

@@ -94,6 +94,13 @@ final class RelayRoadFixture {
         return agent
     }
 
+    /// `herdr-host config KEY VALUE`.
+    func configure(_ key: String, _ value: String) throws {
+        let result = try ProcessRunner.run(
+            BuiltProgram.path("herdr-host"), ["config", key, value], environment: hostEnvironment)
+        guard result.status == 0 else { throw FixtureError("herdr-host config \(key) failed: \(result.stderr)") }
+    }
+
     /// Waits (bounded) until the agent's status file says what `condition` wants.
     @discardableResult
     func waitForAgent(timeout: Double = 60, _ condition: (AgentStatus) -> Bool) -> Bool {
@@ -112,6 +119,14 @@ final class RelayRoadFixture {
         try InteractiveProcess(
             BuiltProgram.path("herdr-remote"), ["pair", code, "--yes", "--no-connect", "--name", name] + extra,
             environment: deviceEnvironment(name))
+    }
+
+    /// `herdr-remote connect HOST` on the device `name`, its stdin and stdout pipes.
+    func startConnect(_ host: String = "studio", device name: String = "phone", extra: [String] = []) throws
+        -> InteractiveProcess
+    {
+        try InteractiveProcess(
+            BuiltProgram.path("herdr-remote"), ["connect", host] + extra, environment: deviceEnvironment(name))
     }
 
     /// The `after`-th code a device showed (0 = the first).

@@ -43,4 +43,16 @@ unsigned int csystem_epollrdhup(void);
 unsigned int csystem_epollerr(void);
 unsigned int csystem_epollhup(void);
 
+/// A new pseudo-terminal: the master (close-on-exec, not the caller's controlling terminal) in
+/// `*master`, the slave's path in `slave_path`; IUTF8 on and the window `cols`×`rows` set. -1 with
+/// errno on failure (nothing left open).
+int csystem_openpty(int *master, char *slave_path, unsigned long path_size, unsigned short cols, unsigned short rows);
+
+/// Sets the window size of a terminal (TIOCSWINSZ; on a PTY master the child gets SIGWINCH).
+int csystem_set_window_size(int fd, unsigned short cols, unsigned short rows);
+
+/// Spawn attributes for a terminal's child: a new session (POSIX_SPAWN_SETSID, so opening the
+/// slave makes it the controlling terminal), every signal at its default, none blocked.
+int csystem_spawn_terminal_attributes(posix_spawnattr_t *attributes);
+
 #endif

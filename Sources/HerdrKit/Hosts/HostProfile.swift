@@ -84,11 +84,15 @@ public struct RelayRoad: Codable, Hashable, Sendable {
     public var pairingID: String
     /// Whether the relay took the room's verifier; until then each connection registers it.
     public var registered: Bool
+    /// The name this device paired under, sent to the computer on every connection (nil for
+    /// pairings older than the field: the computer name is then used).
+    public var deviceName: String?
 
-    public init(relay: String, computerKey: String, pairingID: String, registered: Bool) {
+    public init(relay: String, computerKey: String, pairingID: String, registered: Bool, deviceName: String? = nil) {
         self.relay = relay
         self.computerKey = computerKey
         self.pairingID = pairingID
         self.registered = registered
+        self.deviceName = deviceName
     }
 }

@@ -38,4 +38,10 @@ public enum SessionFailureKind: String, Sendable, Equatable {
     case connectionLost
     /// A local problem: the device key or pin store could not be read or written.
     case local
+    /// Relay road: the pairing is gone (the room was deleted or expired, or the relay no longer
+    /// takes this device's key); pair again.
+    case pairingGone
+    /// Relay road: the relay refused for good (its daily quota is used up, or another connection
+    /// of this device took the room).
+    case relayRefused
 }

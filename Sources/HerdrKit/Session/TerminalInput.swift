@@ -1,5 +1,15 @@
+import Companion
 import SSHClient
 import Synchronization
+
+/// Where a session's keystrokes go on either road; both connections are thread-safe.
+protocol TerminalInputTarget: AnyObject, Sendable {
+    func send(_ bytes: [UInt8])
+    func sendEOF()
+}
+
+extension SSHConnection: TerminalInputTarget {}
+extension CompanionTerminalConnection: TerminalInputTarget {}
 
 /// Writes to a session's remote stdin from any thread, without a hop through the MainActor.
 ///
@@ -7,7 +17,7 @@ import Synchronization
 /// connection this way, saving one thread handoff per keystroke. Bytes sent while the session
 /// is not connected are dropped, exactly as `TerminalSession.send` does.
 public final class TerminalInput: Sendable {
-    private let target = Mutex<SSHConnection?>(nil)
+    private let target = Mutex<(any TerminalInputTarget)?>(nil)
 
     init() {}
 
@@ -21,7 +31,7 @@ public final class TerminalInput: Sendable {
         target.withLock { $0 }?.sendEOF()
     }
 
-    func attach(_ connection: SSHConnection?) {
+    func attach(_ connection: (any TerminalInputTarget)?) {
         target.withLock { $0 = connection }
     }
 }

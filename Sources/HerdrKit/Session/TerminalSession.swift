@@ -1,10 +1,15 @@
+import Companion
 import Foundation
 import Observation
 import SSHClient
 
-/// A live terminal on a host: SSH with the device key, a PTY, and the herdr attach command.
+/// A live terminal on a host, on either road: SSH with the device key, a PTY and the herdr attach
+/// command; or, for a host paired through a relay (`profile.relay`), the end-to-end channel to
+/// herdr-host, which runs the attach command in a PTY there and resumes the session without loss
+/// when the link comes back (`TerminalSession+Relay.swift`). Both share the states, `onOutput`,
+/// `send`, `resize`, `disconnect` and the end-state rules.
 ///
-/// Trust is two-phase. With no pin for `hostname:port`, the first connection stops right after
+/// SSH trust is two-phase. With no pin for `hostname:port`, the first connection stops right after
 /// the key exchange, before any authentication; `confirmHostKey` is asked outside any live
 /// handshake; on approval the key is pinned and a second connection must present exactly it.
 /// A changed key is refused without a prompt and without authenticating. Every `await` is
@@ -12,9 +17,9 @@ import SSHClient
 @MainActor @Observable
 public final class TerminalSession {
     public let profile: HostProfile
-    public private(set) var state: SessionState = .idle
+    public internal(set) var state: SessionState = .idle
     /// Why the last failure happened, for exit codes; nil unless `state` is `.failed`.
-    public private(set) var failureKind: SessionFailureKind?
+    public internal(set) var failureKind: SessionFailureKind?
     /// The key that was refused because it differs from the pin, for the UI to show.
     public private(set) var rejectedHostKey: HostKeyChallenge?
 
@@ -22,21 +27,31 @@ public final class TerminalSession {
     /// waits until this returns, so a slow consumer stalls the host in its SSH window.
     @ObservationIgnored public var onOutput: (@MainActor ([UInt8]) -> Void)?
 
+    /// Things a person should know that change no state: on the relay road, "the computer had
+    /// lost the session; attached afresh".
+    @ObservationIgnored public var onNotice: (@MainActor (String) -> Void)?
+
     /// The remote stdin, writable from any thread; live only while `.connected`.
     public nonisolated let input = TerminalInput()
 
-    @ObservationIgnored private let store: HostStore
-    @ObservationIgnored private let options: TerminalSessionOptions
+    @ObservationIgnored let store: HostStore
+    @ObservationIgnored let options: TerminalSessionOptions
     @ObservationIgnored private let confirmHostKey: @MainActor (HostKeyChallenge) async -> Bool
-    @ObservationIgnored private var generation = 0
+    @ObservationIgnored var generation = 0
     @ObservationIgnored private var connection: SSHConnection? {
         didSet { if connection == nil { input.attach(nil) } }
     }
-    @ObservationIgnored private var pendingStart: AttemptStartSignal?
-    @ObservationIgnored private var size = (cols: 80, rows: 24)
+    /// The relay road's connection, while there is one.
+    @ObservationIgnored var relayConnection: CompanionTerminalConnection? {
+        didSet { if relayConnection == nil { input.attach(nil) } }
+    }
+    @ObservationIgnored private var pendingStart: StartSignal<AttemptStart>?
+    /// The relay road's "has it started?" (true) or ended (false), while `connect` waits.
+    @ObservationIgnored var pendingRelayStart: StartSignal<Bool>?
+    @ObservationIgnored var size = (cols: 80, rows: 24)
     /// The last output, for failure messages; shared with the connection thread in direct mode.
-    @ObservationIgnored private let tail = SharedOutputTail()
-    @ObservationIgnored private var connectedAt: ContinuousClock.Instant?
+    @ObservationIgnored let tail = SharedOutputTail()
+    @ObservationIgnored var connectedAt: ContinuousClock.Instant?
     @ObservationIgnored private var deviceKey: DeviceKeyPair?
 
     public convenience init(
@@ -82,12 +97,14 @@ public final class TerminalSession {
         tail.reset()
         size = (max(cols, 1), max(rows, 1))
 
-        if profile.remoteCommand?.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ?? true,
+        if profile.relay != nil
+            || profile.remoteCommand?.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ?? true,
             let name = profile.herdrSession, !HerdrSessionName.isValid(name)
         {
             fail(.invalidSessionName, "Invalid herdr session name: \(HerdrCommand.posixQuoted(name))")
             return
         }
+        if profile.relay != nil { return await connectThroughRelay(generation: generation) }
         do {
             deviceKey = try DeviceKey.load(in: store.directory)
         } catch {
@@ -109,18 +126,21 @@ public final class TerminalSession {
     public func send(_ bytes: [UInt8]) {
         guard state == .connected else { return }
         connection?.send(bytes)
+        relayConnection?.send(bytes)
     }
 
     /// Closes the remote command's stdin (after queued input), as `ssh` does when its stdin ends.
     public func sendEOF() {
         guard state == .connected else { return }
         connection?.sendEOF()
+        relayConnection?.sendEOF()
     }
 
     /// Sends an SSH window-change; the size is also used for the next (re)connect.
     public func resize(cols: Int, rows: Int) {
         size = (max(cols, 1), max(rows, 1))
         connection?.resize(cols: size.cols, rows: size.rows)
+        relayConnection?.resize(cols: size.cols, rows: size.rows)
     }
 
     /// Ends the session: `.closed`, whatever it was doing (even waiting on a host-key prompt).
@@ -129,8 +149,12 @@ public final class TerminalSession {
         input.attach(nil)
         connection?.cancel()
         connection = nil
+        relayConnection?.cancel()
+        relayConnection = nil
         pendingStart?.resume(.ended(.cancelled))
         pendingStart = nil
+        pendingRelayStart?.resume(false)
+        pendingRelayStart = nil
         failureKind = nil
         state = .closed
     }
@@ -201,7 +225,7 @@ public final class TerminalSession {
             return .ended(.failed(error))
         }
         self.connection = connection
-        let signal = AttemptStartSignal()
+        let signal = StartSignal<AttemptStart>()
         pendingStart = signal
         connection.start()
         Task { @MainActor [weak self] in
@@ -240,7 +264,7 @@ public final class TerminalSession {
     }
 
     /// An established session ended: close, fail, or reattach.
-    private func sessionEnded(_ termination: SSHTermination, runTime: Duration?, generation: Int) {
+    func sessionEnded(_ termination: SSHTermination, runTime: Duration?, generation: Int) {
         connection = nil
         let connectedFor = runTime ?? connectedAt.map { ContinuousClock.now - $0 } ?? .zero
         let outcome = SessionOutcome.decide(
@@ -321,7 +345,7 @@ public final class TerminalSession {
         }
     }
 
-    private func fail(_ kind: SessionFailureKind, _ message: String) {
+    func fail(_ kind: SessionFailureKind, _ message: String) {
         failureKind = kind
         state = .failed(message)
     }
@@ -375,18 +399,21 @@ private enum AttemptStart {
 
 /// A one-shot answer to "did the attempt start?"; later answers are ignored (the first wins).
 @MainActor
-private final class AttemptStartSignal {
-    private var result: AttemptStart?
-    private var waiter: CheckedContinuation<AttemptStart, Never>?
+final class StartSignal<Answer: Sendable> {
+    private var result: Answer?
+    private var waiter: CheckedContinuation<Answer, Never>?
 
-    func resume(_ answer: AttemptStart) {
+    /// Whether an answer came.
+    var resumed: Bool { result != nil }
+
+    func resume(_ answer: Answer) {
         guard result == nil else { return }
         result = answer
         waiter?.resume(returning: answer)
         waiter = nil
     }
 
-    var value: AttemptStart {
+    var value: Answer {
         get async {
             if let result { return result }
             return await withCheckedContinuation { waiter = $0 }

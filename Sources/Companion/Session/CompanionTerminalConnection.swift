@@ -1,0 +1,435 @@
+import Dispatch
+import Foundation
+import Noise
+import RelayClient
+import RelayProtocol
+import Synchronization
+
+/// A terminal session on the computer, reached through the relay: the device side of the relay
+/// road's terminal (docs/companion.md, "The session protocol"). One thread connects
+/// (`DeviceRelayConnection`: signed join, fresh handshake, status), attaches the session, reads
+/// the computer's messages and, when the link drops, reconnects with backoff and resumes from the
+/// last byte received. Keystrokes, resizes and credits go out from the caller's thread at once,
+/// within the device's frame budget (a deferred flush sends what the budget held back).
+public final class CompanionTerminalConnection: Sendable {
+    public struct Configuration: Sendable {
+        public var connection: DeviceRelayConnection
+        /// The herdr session to attach (nil: herdr's default); the computer chooses the command.
+        public var session: String?
+        public var cols: Int
+        public var rows: Int
+        /// Output the computer may send ahead of what reached the screen: the most this side
+        /// holds of it.
+        public var window = 4 * 1024 * 1024
+        /// Seconds before reconnect attempt `n` (1-based) after the link dropped; nil gives up.
+        public var retryDelay: @Sendable (Int) -> Double? = { attempt in
+            attempt <= 10 ? min(0.5 * Double(1 << min(attempt - 1, 5)), 15) : nil
+        }
+        /// Output straight from the connection's thread instead of `output` events: one thread
+        /// handoff less per echo. It may block (the computer then waits in the window); false ends
+        /// the session.
+        public var outputSink: (@Sendable ([UInt8]) -> Bool)?
+
+        public init(connection: DeviceRelayConnection, session: String?, cols: Int, rows: Int) {
+            self.connection = connection
+            self.session = session
+            self.cols = cols
+            self.rows = rows
+        }
+    }
+
+    public enum Event: Sendable, Equatable {
+        /// The session runs (the first time).
+        case started
+        /// Output for the screen (only without an `outputSink`); `acknowledgeOutput` when shown.
+        case output([UInt8])
+        /// The link dropped; attempt `attempt` comes after a backoff.
+        case reconnecting(attempt: Int, reason: String)
+        /// Back on the same session, from the last byte received.
+        case resumed
+        /// The computer had lost the session (`reason`); a fresh one runs.
+        case attachedAfresh(reason: String)
+        /// This connection registered the room with the relay (keep `registered`).
+        case registered
+        /// The last event.
+        case finished(Termination)
+    }
+
+    public enum Termination: Sendable, Equatable {
+        case exited(status: Int32?, signal: String?)
+        case cancelled
+        case failed(Failure)
+    }
+
+    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        public enum Kind: Sendable, Equatable {
+            /// Pair again: the room is gone or the relay no longer takes the join key.
+            case pairingGone
+            /// The computer or the relay could not be reached when the session was to start.
+            case unreachable
+            /// The relay refused for good: its daily quota, another connection of this device.
+            case relayRefused
+            /// The link dropped and reconnecting gave up.
+            case connectionLost
+            /// The computer refused the session, or it could not start there.
+            case sessionRefused
+            /// The computer broke the session protocol.
+            case protocolViolation
+            /// The output sink failed (the local terminal went away).
+            case local
+        }
+
+        public let kind: Kind
+        public let message: String
+        public var description: String { message }
+
+        public init(_ kind: Kind, _ message: String) {
+            self.kind = kind
+            self.message = message
+        }
+    }
+
+    /// The events, in order; the stream ends after `finished`.
+    public let events: AsyncStream<Event>
+    private let continuation: AsyncStream<Event>.Continuation
+    private let configuration: Configuration
+    private let outgoing: Mutex<Outgoing>
+    private let control = Mutex(Control())
+    private let wakeUp = DispatchSemaphore(value: 0)
+
+    /// Bytes typed while the link is down wait up to this many (later ones are dropped).
+    public static let maximumPendingInput = 1024 * 1024
+
+    /// What goes out, shared by the caller's threads and the connection's thread.
+    private struct Outgoing: ~Copyable {
+        var channel: RelayChannel?
+        /// The session's stream on `channel` once it started there; nothing but the attach goes
+        /// out before.
+        var stream: UInt32?
+        var budget = FrameBudget.device
+        var input: [UInt8] = []
+        var endOfInput = false
+        var size: (cols: Int, rows: Int)?
+        var credit: UInt64?
+        var flushScheduled = false
+    }
+
+    private struct Control {
+        var started = false
+        var cancelled = false
+        var finished = false
+        var connection: RelayConnection?
+        var size: (cols: Int, rows: Int)
+        init() { size = (80, 24) }
+    }
+
+    public init(_ configuration: Configuration) {
+        self.configuration = configuration
+        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        outgoing = Mutex(Outgoing())
+        control.withLock { $0.size = (configuration.cols, configuration.rows) }
+    }
+
+    /// Starts the connection's thread (once).
+    public func start() {
+        let first = control.withLock { control in
+            defer { control.started = true }
+            return !control.started
+        }
+        guard first else { return }
+        let thread = Thread { [self] in run() }
+        thread.name = "relay terminal"
+        thread.start()
+    }
+
+    // MARK: - From the caller (any thread)
+
+    /// Keystrokes for the session; sent at once when the frame budget allows.
+    public func send(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        outgoing.withLock { out in
+            guard out.input.count + bytes.count <= Self.maximumPendingInput else { return }
+            out.input += bytes
+            flush(&out)
+        }
+    }
+
+    /// The end of input (the terminal's EOF character on the computer).
+    public func sendEOF() {
+        outgoing.withLock { out in
+            out.endOfInput = true
+            flush(&out)
+        }
+    }
+
+    /// The window size, now and for every later resume.
+    public func resize(cols: Int, rows: Int) {
+        let size = (max(1, min(cols, SessionMessage.maximumCells)), max(1, min(rows, SessionMessage.maximumCells)))
+        control.withLock { $0.size = size }
+        outgoing.withLock { out in
+            out.size = size
+            flush(&out)
+        }
+    }
+
+    /// `count` bytes of `output` events reached the screen (event mode only).
+    public func acknowledgeOutput(_ count: Int) {
+        consumed(count)
+    }
+
+    /// Ends the session: the computer is told to hang it up, and `finished(.cancelled)` follows.
+    public func cancel() {
+        let connection = control.withLock { control -> RelayConnection? in
+            control.cancelled = true
+            return control.connection
+        }
+        outgoing.withLock { out in
+            if let stream = out.stream, var channel = out.channel {
+                try? channel.send(SessionMessage.close(stream: stream).bytes)
+                out.channel = channel
+            }
+        }
+        connection?.close()
+        wakeUp.signal()
+        finish(.cancelled)
+    }
+
+    // MARK: - Sending
+
+    /// Sends what waits, as far as the budget allows; schedules another try for the rest.
+    private func flush(_ out: inout Outgoing) {
+        guard var channel = out.channel, let stream = out.stream else { return }
+        defer { out.channel = channel }
+        let now = Self.now()
+        while out.budget.wait(now: now) == 0 {
+            let message: SessionMessage
+            if !out.input.isEmpty {
+                let count = min(out.input.count, SessionMessage.maximumData - 8)
+                message = .input(stream: stream, data: Array(out.input[0..<count]))
+                out.input.removeFirst(count)
+            } else if out.endOfInput {
+                message = .endOfInput(stream: stream)
+                out.endOfInput = false
+            } else if let size = out.size {
+                message = .resize(stream: stream, cols: size.cols, rows: size.rows)
+                out.size = nil
+            } else if let credit = out.credit {
+                message = .credit(stream: stream, consumed: credit)
+                out.credit = nil
+            } else {
+                return
+            }
+            _ = out.budget.take(now: now)
+            // A failed send means the connection is ending: its thread will notice and resume.
+            try? channel.send(message.bytes)
+        }
+        guard !out.flushScheduled else { return }
+        out.flushScheduled = true
+        let delay = out.budget.wait(now: now)
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
+            outgoing.withLock { out in
+                out.flushScheduled = false
+                flush(&out)
+            }
+        }
+    }
+
+    private func consumed(_ count: Int) {
+        guard let credit = session.withLock({ $0.consumed(count) }) else { return }
+        outgoing.withLock { out in
+            out.credit = credit
+            flush(&out)
+        }
+    }
+
+    // MARK: - The connection's thread
+
+    private let session = Mutex(DeviceSession(name: nil))
+
+    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    private func run() {
+        session.withLock { $0 = DeviceSession(name: configuration.session, window: configuration.window) }
+        var attempt = 0
+        var lastReason = ""
+        while !isCancelled {
+            let established: DeviceRelayConnection.Established
+            do {
+                established = try configuration.connection.connect()
+            } catch {
+                if let end = stop(after: error, attempt: attempt) { return finish(end) }
+                lastReason = error.description
+                attempt += 1
+                guard backOff(attempt: attempt, reason: lastReason) else {
+                    return finish(.failed(giveUp(attempt: attempt, lastReason: lastReason)))
+                }
+                continue
+            }
+            if established.registeredNow { emit(.registered) }
+            let connection = established.channel.connection
+            control.withLock { $0.connection = connection }
+            if isCancelled { connection.close() }
+            let attach = session.withLock { state in
+                let size = control.withLock { $0.size }
+                return state.attachMessage(cols: size.cols, rows: size.rows)
+            }
+            outgoing.withLock { out in
+                out.channel = established.channel
+                out.stream = nil
+                out.size = nil
+                out.credit = nil
+                _ = out.budget.take(now: Self.now())
+                try? out.channel?.send(attach.bytes)
+            }
+            switch serve(connection) {
+            case .finished(let termination):
+                connection.close()
+                return finish(termination)
+            case .dropped(let end):
+                outgoing.withLock { out in
+                    out.channel = nil
+                    out.stream = nil
+                }
+                control.withLock { $0.connection = nil }
+                if isCancelled { return finish(.cancelled) }
+                let failure = configuration.connection.classify(end)
+                if let end = stop(after: failure, attempt: 1) { return finish(end) }
+                lastReason = failure.description
+                if session.withLock({ $0.hasStarted }) { attempt = 0 }
+                attempt += 1
+                guard backOff(attempt: attempt, reason: lastReason) else {
+                    return finish(.failed(giveUp(attempt: attempt, lastReason: lastReason)))
+                }
+            }
+        }
+        finish(.cancelled)
+    }
+
+    private enum ServeEnd {
+        case finished(Termination)
+        case dropped(RelayConnectionEnd)
+    }
+
+    /// Reads the computer's messages until the session ends or the connection does.
+    private func serve(_ connection: RelayConnection) -> ServeEnd {
+        while let event = connection.receive(timeout: nil) {
+            switch event {
+            case .ended(let end):
+                return .dropped(end)
+            case .message(let frame):
+                let outputs: [RelayChannel.Output]
+                do {
+                    outputs = try outgoing.withLock { out throws(RelayChannelError) in
+                        guard var channel = out.channel else { return [] }
+                        defer { out.channel = channel }
+                        return try channel.receive(frame)
+                    }
+                } catch {
+                    // A frame that fails authentication: the path is broken; start over.
+                    connection.close()
+                    return .dropped(.failed(RelayClientError(.protocolViolation, "\(error)")))
+                }
+                for case .message(let bytes) in outputs where SessionMessage.isSession(bytes) {
+                    let message: SessionMessage
+                    do {
+                        message = try SessionMessage(parsing: bytes)
+                    } catch {
+                        return .finished(.failed(Failure(.protocolViolation, "the computer sent \(error)")))
+                    }
+                    if let end = handle(message) { return end }
+                }
+            }
+        }
+        return .dropped(.closedLocally)
+    }
+
+    private func handle(_ message: SessionMessage) -> ServeEnd? {
+        let outcome = session.withLock { $0.receive(message) }
+        switch outcome {
+        case .none:
+            return nil
+        case .started(let kind):
+            let stream = session.withLock { $0.stream }
+            outgoing.withLock { out in
+                out.stream = stream
+                flush(&out)
+            }
+            switch kind {
+            case .first: emit(.started)
+            case .resumed: emit(.resumed)
+            case .afresh: break  // told with attachAfresh already
+            }
+            return nil
+        case .output(let bytes):
+            if let sink = configuration.outputSink {
+                guard sink(bytes) else {
+                    return .finished(.failed(Failure(.local, "the terminal's output could not be written")))
+                }
+                consumed(bytes.count)
+            } else {
+                emit(.output(bytes))
+            }
+            return nil
+        case .exited(let status, let signal):
+            return .finished(.exited(status: status, signal: signal))
+        case .attachAfresh(let text):
+            emit(.attachedAfresh(reason: text))
+            let attach = session.withLock { state in
+                let size = control.withLock { $0.size }
+                return state.attachMessage(cols: size.cols, rows: size.rows)
+            }
+            outgoing.withLock { out in
+                out.stream = nil
+                out.credit = nil
+                _ = out.budget.take(now: Self.now())
+                try? out.channel?.send(attach.bytes)
+            }
+            return nil
+        case .refused(_, let text):
+            return .finished(.failed(Failure(.sessionRefused, "the computer refused the session: \(text)")))
+        case .broken(let why):
+            return .finished(.failed(Failure(.protocolViolation, "the computer broke the session protocol: \(why)")))
+        }
+    }
+
+    /// The end a connection failure means, or nil to retry.
+    private func stop(after failure: DeviceRelayConnection.Failure, attempt: Int) -> Termination? {
+        switch failure {
+        case .pairingGone: return .failed(Failure(.pairingGone, failure.description))
+        case .quotaExceeded, .displaced, .refused: return .failed(Failure(.relayRefused, failure.description))
+        case .unavailable(let why):
+            // Nothing ran yet and this was the first try: say so at once, as ssh does.
+            if attempt == 0, !session.withLock({ $0.hasStarted }) { return .failed(Failure(.unreachable, why)) }
+            return nil
+        }
+    }
+
+    private func giveUp(attempt: Int, lastReason: String) -> Failure {
+        Failure(.connectionLost, "gave up reconnecting after \(attempt - 1) attempts; last: \(lastReason)")
+    }
+
+    /// Waits before reconnect attempt `attempt`; false when the policy gives up or on cancel.
+    private func backOff(attempt: Int, reason: String) -> Bool {
+        guard let delay = configuration.retryDelay(attempt), !isCancelled else { return false }
+        emit(.reconnecting(attempt: attempt, reason: reason))
+        _ = wakeUp.wait(timeout: .now() + delay)
+        return !isCancelled
+    }
+
+    private var isCancelled: Bool { control.withLock { $0.cancelled } }
+
+    private func emit(_ event: Event) {
+        let finished = control.withLock { $0.finished }
+        if !finished { continuation.yield(event) }
+    }
+
+    private func finish(_ termination: Termination) {
+        let first = control.withLock { control in
+            defer { control.finished = true }
+            return !control.finished
+        }
+        guard first else { return }
+        continuation.yield(.finished(termination))
+        continuation.finish()
+    }
+}

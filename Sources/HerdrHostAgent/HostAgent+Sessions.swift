@@ -1,0 +1,104 @@
+import Companion
+import Foundation
+import Glibc
+import HerdrKit
+
+/// The terminal sessions' shell: `HostSessionTable` decides, this starts the PTYs, moves bytes
+/// and sends what the table lets go.
+extension HostAgent {
+    /// Seconds on a monotonic clock.
+    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    /// Sending waits while a connection has this much queued for the relay (well under the
+    /// connection's own bound, so a send never fails for backpressure).
+    static let sendQueueLimit = 1024 * 1024
+
+    /// How long the loop may sleep: until the table's next deadline, at most half a second.
+    func wakeTimeout(_ loop: Loop) -> Double {
+        let now = Self.now()
+        var timeout = 0.5
+        if let deadline = loop.sessions.nextDeadline(now: now) { timeout = min(timeout, max(0, deadline - now)) }
+        let blocked = loop.slots.values.contains {
+            ($0.channel?.connection.queuedByteCount ?? 0) >= Self.sendQueueLimit
+        }
+        if blocked { timeout = min(timeout, 0.002) }
+        return timeout
+    }
+
+    /// Grace periods, then whatever each connected device may be sent now.
+    func serveSessions(_ loop: Loop) {
+        let now = Self.now()
+        perform(loop.sessions.tick(now: now), loop)
+        for slot in loop.slots.values where slot.state == "connected" {
+            guard var channel = slot.channel, channel.connection.queuedByteCount < Self.sendQueueLimit else { continue }
+            let messages = loop.sessions.messages(for: slot.device.id, now: now)
+            guard !messages.isEmpty else { continue }
+            do {
+                for message in messages { try channel.send(message.bytes) }
+                slot.channel = channel
+            } catch {
+                log("\(slot.device.name): sending failed (\(error)); parking again")
+                drop(slot, loop)
+            }
+        }
+    }
+
+    func ptyEvent(_ id: HostSessionTable.SessionID, _ event: PTYProcess.Event, _ loop: Loop) {
+        switch event {
+        case .output(let bytes):
+            perform(loop.sessions.output(id, bytes, now: Self.now()), loop)
+        case .exited(let status, let signal):
+            loop.ptys[id] = nil
+            loop.sessions.exited(id, status: status, signal: signal)
+        }
+    }
+
+    func perform(_ actions: [HostSessionTable.Action], _ loop: Loop) {
+        for action in actions {
+            switch action {
+            case .spawn(let id, let device, let name, let cols, let rows):
+                let failure = spawn(id, device: device, name: name, cols: cols, rows: rows, loop)
+                perform(loop.sessions.spawned(id, failure: failure), loop)
+            case .write(let id, let bytes):
+                guard let pty = loop.ptys[id] else { continue }
+                if !pty.write(bytes) {
+                    log(
+                        "a session's program has not read its last \(PTYProcess.maximumPendingInput >> 20) MiB of input; input dropped"
+                    )
+                }
+            case .resize(let id, let cols, let rows):
+                loop.ptys[id]?.resize(cols: cols, rows: rows)
+            case .allowReading(let id, let total):
+                loop.ptys[id]?.allowReading(upTo: total)
+            case .hangUp(let id):
+                loop.ptys[id]?.hangUp()
+            case .dropConnection(let device, let reason):
+                guard let slot = loop.slots[device] else { continue }
+                log("\(slot.device.name): broke the session protocol (\(reason)); dropped its connection")
+                drop(slot, loop)
+            case .log(let message):
+                log(message)
+            }
+        }
+    }
+
+    /// Starts the session's PTY; the failure in words, or nil.
+    private func spawn(
+        _ id: HostSessionTable.SessionID, device: UUID, name: String?, cols: Int, rows: Int, _ loop: Loop
+    ) -> String? {
+        let settings = AgentSettings.load(directory)
+        let launch = PTYProcess.Launch(
+            command: SessionCommand.command(configured: settings.sessionCommand, session: name),
+            environment: SessionCommand.environment(session: name), directory: SessionCommand.homeDirectory(),
+            cols: cols, rows: rows)
+        let inputs = self.inputs
+        do {
+            loop.ptys[id] = try PTYProcess(launch) { event in inputs.push(.pty(id, event)) }
+            let who = loop.slots[device]?.device.name ?? "a device"
+            log("\(who): started a session (\(name.map { "herdr session \($0)" } ?? "herdr's default session"))")
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+}

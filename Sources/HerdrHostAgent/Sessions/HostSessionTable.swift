@@ -1,0 +1,402 @@
+import Companion
+import Foundation
+import HerdrCrypto
+
+/// Every terminal session herdr-host serves, for all devices: the session protocol's computer
+/// side as a pure state machine (docs/companion.md, "The session protocol"). The shell feeds it
+/// the devices' messages, their connections coming and going, the PTYs' output and exits, and the
+/// time; it answers with what to do (start a PTY, write to one, send a message…).
+///
+/// A device only ever reaches its own sessions: streams are per device, and a resume token is
+/// looked up among the resuming device's sessions only. While a device is away its sessions keep
+/// running for `gracePeriod`, their output kept up to `resumeBuffer` bytes; past either limit the
+/// session is hung up and a resume is told why.
+public struct HostSessionTable: Sendable {
+    public struct Settings: Sendable, Hashable {
+        /// Seconds a session waits for its device to come back.
+        public var gracePeriod: Double = 15 * 60
+        /// Output kept for a device, sent or not: while attached the PTY is read only as far as
+        /// this, so a stalled device stops the writer; while away, more than this ends the session.
+        public var resumeBuffer = 8 * 1024 * 1024
+        /// Sessions one device may hold; opening one more hangs up its oldest detached session.
+        public var sessionsPerDevice = 8
+
+        public init() {}
+    }
+
+    public typealias SessionID = Int
+
+    public enum Action: Sendable, Equatable {
+        /// Start a PTY for the session (`name` nil: herdr's default session); answer `spawned`.
+        case spawn(SessionID, device: UUID, name: String?, cols: Int, rows: Int)
+        case write(SessionID, [UInt8])
+        case resize(SessionID, cols: Int, rows: Int)
+        /// Let the PTY be read up to this many bytes in all.
+        case allowReading(SessionID, upTo: UInt64)
+        case hangUp(SessionID)
+        /// The device broke the protocol: end its connection.
+        case dropConnection(UUID, reason: String)
+        case log(String)
+    }
+
+    /// Why a session is gone, kept a while so that a late resume hears it.
+    private struct Ended {
+        let device: UUID
+        let token: [UInt8]
+        let why: String
+        let lost: SessionRefusal
+        let at: Double
+    }
+
+    private struct Session {
+        let id: SessionID
+        let device: UUID
+        let token: [UInt8]
+        let name: String?
+        var stream: UInt32?
+        var flow: HostOutputFlow
+        var exit: (status: Int32?, signal: Int32?)?
+        var exitSent = false
+        var detachedAt: Double?
+        var readLimit: UInt64 = 0
+        var started = false
+        let openedAt: Double
+    }
+
+    private struct Device {
+        var connected = false
+        var budget = FrameBudget.computer
+        var outbox: [SessionMessage] = []
+        /// Where the round-robin over sessions resumes.
+        var nextTurn = 0
+    }
+
+    /// Endings remembered for late resumes, at most.
+    static let maximumEndings = 256
+
+    public let settings: Settings
+    private var sessions: [SessionID: Session] = [:]
+    private var devices: [UUID: Device] = [:]
+    private var ended: [Ended] = []
+    private var nextID = 1
+    private let random: @Sendable (Int) -> [UInt8]
+
+    public init(settings: Settings = Settings(), random: @escaping @Sendable (Int) -> [UInt8] = SecureRandom.bytes) {
+        self.settings = settings
+        self.random = random
+    }
+
+    /// Sessions running (attached or not), for the status file and tests.
+    public var sessionCount: Int { sessions.count }
+    public func sessionCount(for device: UUID) -> Int { sessions.values.filter { $0.device == device }.count }
+
+    // MARK: - Connections
+
+    /// The device's channel is up: nothing is attached until it opens or resumes.
+    public mutating func connected(_ device: UUID) {
+        devices[device, default: Device()].connected = true
+        devices[device]?.outbox = []
+    }
+
+    /// The device's connection ended: its sessions wait for it, their unacknowledged output kept.
+    public mutating func disconnected(_ device: UUID, now: Double) -> [Action] {
+        devices[device]?.connected = false
+        devices[device]?.outbox = []
+        var actions: [Action] = []
+        for id in sessionIDs(of: device) {
+            sessions[id]?.stream = nil
+            sessions[id]?.flow.detach()
+            sessions[id]?.detachedAt = now
+            // Read on while away (the program must not block on an absent device); the resume
+            // buffer's limit is checked as output comes.
+            sessions[id]?.readLimit = .max
+            actions.append(.allowReading(id, upTo: .max))
+        }
+        return actions
+    }
+
+    /// The device was unpaired: everything of it goes.
+    public mutating func forget(_ device: UUID) -> [Action] {
+        devices[device] = nil
+        ended.removeAll { $0.device == device }
+        return sessionIDs(of: device).map { id in
+            sessions[id] = nil
+            return .hangUp(id)
+        }
+    }
+
+    // MARK: - Messages from a device
+
+    public mutating func received(_ message: SessionMessage, from device: UUID, now: Double) -> [Action] {
+        guard devices[device]?.connected == true else { return [] }
+        switch message {
+        case .open(let stream, let name, let cols, let rows, let window):
+            guard session(device, stream) == nil else {
+                return [.dropConnection(device, reason: "opened stream \(stream) twice")]
+            }
+            guard let room = makeRoom(for: device, now: now) else {
+                queue(
+                    .refused(
+                        stream: stream, reason: .tooManySessions,
+                        text: "this device already has \(settings.sessionsPerDevice) sessions open on the computer"),
+                    for: device)
+                return []
+            }
+            var actions = room
+            let id = nextID
+            nextID += 1
+            var flow = HostOutputFlow(capacity: settings.resumeBuffer)
+            _ = flow.attach(received: 0, window: min(window, settings.resumeBuffer))
+            sessions[id] = Session(
+                id: id, device: device, token: random(SessionMessage.tokenSize), name: name, stream: stream,
+                flow: flow, openedAt: now)
+            actions.append(.spawn(id, device: device, name: name, cols: cols, rows: rows))
+            return actions
+        case .resume(let stream, let token, let received, let cols, let rows, let window):
+            guard session(device, stream) == nil else {
+                return [.dropConnection(device, reason: "resumed on stream \(stream), which is in use")]
+            }
+            return resume(
+                device, stream: stream, token: token, received: received, cols: cols, rows: rows, window: window,
+                now: now)
+        case .input(let stream, let data):
+            guard let id = session(device, stream) else { return [] }
+            return [.write(id, data)]
+        case .endOfInput(let stream):
+            // A terminal's end of input is its EOF character, as typed.
+            guard let id = session(device, stream) else { return [] }
+            return [.write(id, [0x04])]
+        case .resize(let stream, let cols, let rows):
+            guard let id = session(device, stream) else { return [] }
+            return [.resize(id, cols: cols, rows: rows)]
+        case .credit(let stream, let consumed):
+            guard let id = session(device, stream) else { return [] }
+            guard sessions[id]!.flow.credit(consumed) else {
+                return [.dropConnection(device, reason: "credited output it was never sent")]
+            }
+            return allowance(id)
+        case .close(let stream):
+            guard let id = session(device, stream) else { return [] }
+            sessions[id] = nil
+            return [.hangUp(id), .log("a session was closed by the device")]
+        case .started, .output, .exit, .refused:
+            return [.dropConnection(device, reason: "sent a message only the computer sends")]
+        }
+    }
+
+    private mutating func resume(
+        _ device: UUID, stream: UInt32, token: [UInt8], received: UInt64, cols: Int, rows: Int, window: Int,
+        now: Double
+    ) -> [Action] {
+        guard let id = sessionIDs(of: device).first(where: { ConstantTime.equal(sessions[$0]!.token, token) }) else {
+            let gone = ended.last { $0.device == device && ConstantTime.equal($0.token, token) }
+            queue(
+                .refused(
+                    stream: stream, reason: gone?.lost ?? .unknownSession,
+                    text: gone?.why ?? "the computer does not have this session (herdr-host restarted, or it ended)"),
+                for: device)
+            return []
+        }
+        guard sessions[id]!.flow.attach(received: received, window: min(window, settings.resumeBuffer)) else {
+            let text = "the output from byte \(received) on is no longer kept"
+            end(id, why: text, lost: .resumePointLost, now: now)
+            queue(.refused(stream: stream, reason: .resumePointLost, text: text), for: device)
+            return [.hangUp(id)]
+        }
+        sessions[id]!.stream = stream
+        sessions[id]!.detachedAt = nil
+        queue(.started(stream: stream, token: sessions[id]!.token, offset: received), for: device)
+        var actions: [Action] = []
+        if sessions[id]!.exit == nil { actions.append(.resize(id, cols: cols, rows: rows)) }
+        return actions + allowance(id)
+    }
+
+    /// Makes room for one more session of `device` by hanging up its oldest detached one; nil
+    /// when all of its sessions are attached.
+    private mutating func makeRoom(for device: UUID, now: Double) -> [Action]? {
+        let mine = sessionIDs(of: device)
+        guard mine.count >= settings.sessionsPerDevice else { return [] }
+        guard let oldest = mine.first(where: { sessions[$0]!.stream == nil }) else { return nil }
+        end(oldest, why: "the device opened more sessions than the computer keeps", lost: .unknownSession, now: now)
+        return [.hangUp(oldest)]
+    }
+
+    // MARK: - PTY events
+
+    /// The PTY for `id` started, or could not (`failure` says why).
+    public mutating func spawned(_ id: SessionID, failure: String?) -> [Action] {
+        guard let session = sessions[id] else { return [] }
+        if let failure {
+            sessions[id] = nil
+            if let stream = session.stream {
+                queue(.refused(stream: stream, reason: .startFailed, text: failure), for: session.device)
+            }
+            return [.log("could not start a session: \(failure)")]
+        }
+        sessions[id]!.started = true
+        if let stream = session.stream {
+            queue(.started(stream: stream, token: session.token, offset: 0), for: session.device)
+        }
+        return allowance(id)
+    }
+
+    public mutating func output(_ id: SessionID, _ data: [UInt8], now: Double) -> [Action] {
+        guard sessions[id] != nil else { return [] }
+        sessions[id]!.flow.append(data)
+        let session = sessions[id]!
+        if session.stream == nil, session.flow.keptCount > settings.resumeBuffer {
+            let limit = ByteCount.text(settings.resumeBuffer)
+            end(
+                id,
+                why: "more than \(limit) of output came while the device was away; attach again for the current screen",
+                lost: .resumePointLost, now: now)
+            return [.hangUp(id), .log("a detached session's output passed the \(limit) resume buffer; hung it up")]
+        }
+        return []
+    }
+
+    public mutating func exited(_ id: SessionID, status: Int32?, signal: Int32?) {
+        sessions[id]?.exit = (status, signal)
+    }
+
+    // MARK: - Time and sending
+
+    /// Hangs up sessions whose device stayed away past the grace period; forgets old endings.
+    public mutating func tick(now: Double) -> [Action] {
+        ended.removeAll { now - $0.at > 2 * settings.gracePeriod }
+        var actions: [Action] = []
+        for (id, session) in sessions {
+            guard let since = session.detachedAt, now - since >= settings.gracePeriod else { continue }
+            if session.exit != nil {
+                sessions[id] = nil  // it ended by itself; nobody came for its last words
+            } else {
+                let minutes = Int((settings.gracePeriod / 60).rounded())
+                end(
+                    id, why: "the session was hung up after \(minutes) min without the device; attach again",
+                    lost: .unknownSession, now: now)
+                actions.append(.hangUp(id))
+            }
+            actions.append(.log("a session waited \(Int(settings.gracePeriod)) s for its device and was ended"))
+        }
+        return actions
+    }
+
+    /// The messages `device` may get now, within its frame budget: queued replies first, then
+    /// output round-robin over its sessions (each chunk as large as what waits), then exits.
+    public mutating func messages(for device: UUID, now: Double) -> [SessionMessage] {
+        guard var state = devices[device], state.connected else { return [] }
+        defer { devices[device] = state }
+        var out: [SessionMessage] = []
+        while state.budget.wait(now: now) == 0 {
+            if !state.outbox.isEmpty {
+                out.append(state.outbox.removeFirst())
+            } else if let message = nextOutput(device, turn: &state.nextTurn) {
+                out.append(message)
+            } else {
+                break
+            }
+            _ = state.budget.take(now: now)
+        }
+        return out
+    }
+
+    /// When `messages(for:now:)` may have more, or a session's grace runs out: the shell's next wake.
+    public mutating func nextDeadline(now: Double) -> Double? {
+        var deadline: Double?
+        func consider(_ time: Double) { deadline = min(deadline ?? time, time) }
+        for (id, session) in sessions {
+            if let since = session.detachedAt { consider(since + settings.gracePeriod) }
+            if session.stream != nil, hasDue(id), var state = devices[session.device] {
+                consider(now + state.budget.wait(now: now))
+                devices[session.device] = state
+            }
+        }
+        for (id, state) in devices where state.connected && !state.outbox.isEmpty {
+            var budget = state.budget
+            consider(now + budget.wait(now: now))
+            devices[id]?.budget = budget
+        }
+        return deadline
+    }
+
+    private func hasDue(_ id: SessionID) -> Bool {
+        guard let session = sessions[id], session.stream != nil else { return false }
+        return session.flow.hasSendable || (session.exit != nil && !session.exitSent && exitIsDue(session))
+    }
+
+    private func exitIsDue(_ session: Session) -> Bool { session.flow.sent == session.flow.produced }
+
+    private mutating func nextOutput(_ device: UUID, turn: inout Int) -> SessionMessage? {
+        let mine = sessionIDs(of: device).filter { sessions[$0]!.stream != nil && sessions[$0]!.started }
+        guard !mine.isEmpty else { return nil }
+        for step in 0..<mine.count {
+            let id = mine[(turn + step) % mine.count]
+            let stream = sessions[id]!.stream!
+            if let chunk = sessions[id]!.flow.next(maximum: SessionMessage.maximumData) {
+                turn = (turn + step + 1) % mine.count
+                return .output(stream: stream, offset: chunk.offset, data: chunk.data)
+            }
+            let session = sessions[id]!
+            if let exit = session.exit, !session.exitSent, exitIsDue(session) {
+                turn = (turn + step + 1) % mine.count
+                sessions[id]!.exitSent = true
+                let signal = exit.signal.map(SignalName.name)
+                let end = SessionMessage.exit(
+                    stream: stream, end: session.flow.produced, status: exit.status, signal: signal)
+                // Its output all went out; the session is over once the device has it.
+                sessions[id] = nil
+                return end
+            }
+        }
+        return nil
+    }
+
+    // MARK: - Helpers
+
+    private func sessionIDs(of device: UUID) -> [SessionID] {
+        sessions.values.filter { $0.device == device }.map(\.id).sorted()
+    }
+
+    private func session(_ device: UUID, _ stream: UInt32) -> SessionID? {
+        sessions.values.first { $0.device == device && $0.stream == stream }?.id
+    }
+
+    private mutating func queue(_ message: SessionMessage, for device: UUID) {
+        devices[device]?.outbox.append(message)
+    }
+
+    /// While attached, the PTY is read as far as the resume buffer holds.
+    private mutating func allowance(_ id: SessionID) -> [Action] {
+        guard let session = sessions[id], session.started, session.stream != nil else { return [] }
+        let limit = session.flow.start + UInt64(settings.resumeBuffer)
+        guard limit != session.readLimit else { return [] }
+        sessions[id]!.readLimit = limit
+        return [.allowReading(id, upTo: limit)]
+    }
+
+    private mutating func end(_ id: SessionID, why: String, lost: SessionRefusal, now: Double) {
+        guard let session = sessions.removeValue(forKey: id) else { return }
+        ended.append(Ended(device: session.device, token: session.token, why: why, lost: lost, at: now))
+        if ended.count > Self.maximumEndings { ended.removeFirst(ended.count - Self.maximumEndings) }
+    }
+}
+
+/// Byte counts for people: "8 MiB".
+enum ByteCount {
+    static func text(_ bytes: Int) -> String {
+        if bytes >= 1 << 20, bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+        if bytes >= 1 << 10, bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
+        return "\(bytes) bytes"
+    }
+}
+
+/// Signal names as SSH carries them ("HUP", "KILL").
+enum SignalName {
+    static func name(_ number: Int32) -> String {
+        let names: [Int32: String] = [
+            1: "HUP", 2: "INT", 3: "QUIT", 4: "ILL", 6: "ABRT", 8: "FPE", 9: "KILL", 11: "SEGV", 13: "PIPE",
+            14: "ALRM", 15: "TERM", 10: "USR1", 12: "USR2",
+        ]
+        return names[number] ?? "SIG\(number)"
+    }
+}

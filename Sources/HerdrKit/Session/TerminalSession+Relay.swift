@@ -1,0 +1,173 @@
+import Companion
+import Foundation
+import Noise
+import RelayClient
+import SSHClient
+
+/// The relay road: the session through herdr-host over the end-to-end channel.
+extension TerminalSession {
+    /// Connects through the relay and returns once the session runs, or has failed or closed.
+    func connectThroughRelay(generation: Int) async {
+        let configuration: CompanionTerminalConnection.Configuration
+        do {
+            configuration = try relayConfiguration()
+        } catch {
+            fail(.local, error.description)
+            return
+        }
+        let connection = CompanionTerminalConnection(configuration)
+        relayConnection = connection
+        state = .connecting
+        let signal = StartSignal<Bool>()
+        pendingRelayStart = signal
+        connection.start()
+        Task { @MainActor [weak self] in
+            for await event in connection.events {
+                guard let self else {
+                    connection.cancel()
+                    return
+                }
+                guard generation == self.generation else { continue }
+                self.relayEvent(event, connection, signal: signal, generation: generation)
+            }
+        }
+        _ = await signal.value
+        if pendingRelayStart === signal { pendingRelayStart = nil }
+    }
+
+    private func relayEvent(
+        _ event: CompanionTerminalConnection.Event, _ connection: CompanionTerminalConnection,
+        signal: StartSignal<Bool>, generation: Int
+    ) {
+        switch event {
+        case .started:
+            connectedAt = .now
+            state = .connected
+            input.attach(connection)
+            signal.resume(true)
+        case .output(let bytes):
+            tail.append(bytes)
+            onOutput?(bytes)
+            connection.acknowledgeOutput(bytes.count)
+        case .reconnecting(let attempt, let reason):
+            state = .reconnecting(attempt: attempt, reason: reason)
+        case .resumed:
+            state = .connected
+        case .attachedAfresh(let reason):
+            state = .connected
+            onNotice?("The computer no longer had the session (\(reason)); attached afresh.")
+        case .registered:
+            markRegistered()
+        case .finished(let termination):
+            relayConnection = nil
+            let started = signal.resumed
+            signal.resume(false)
+            relayFinished(termination, started: started, generation: generation)
+        }
+    }
+
+    private func relayFinished(_ termination: CompanionTerminalConnection.Termination, started: Bool, generation: Int) {
+        switch termination {
+        case .cancelled:
+            state = .closed
+        case .exited(let status, let signal):
+            let connectedFor = connectedAt.map { ContinuousClock.now - $0 } ?? .zero
+            switch SessionOutcome.decide(
+                .exited(status: status.map(Int.init), signal: signal), connectedFor: connectedFor,
+                quickExitWindow: options.quickExitWindow, tail: tail.readableLines(), mayReconnect: false)
+            {
+            case .closed: state = .closed
+            case .failed(let kind, let message): fail(kind, message)
+            case .reconnect(let reason): fail(.connectionLost, reason)
+            }
+        case .failed(let failure):
+            let kind: SessionFailureKind =
+                switch failure.kind {
+                case .pairingGone: .pairingGone
+                case .unreachable: .unreachable
+                case .relayRefused: .relayRefused
+                case .connectionLost: .connectionLost
+                case .sessionRefused: .remoteCommand
+                case .protocolViolation: .handshake
+                case .local: .local
+                }
+            let message = started ? SessionOutcome.withTail(failure.message, tail.readableLines()) : failure.message
+            fail(kind, message)
+        }
+    }
+
+    /// What the connection needs: the pairing from the profile and the secret store, this
+    /// device's static key, the session options.
+    private func relayConfiguration() throws(TerminalSessionError) -> CompanionTerminalConnection.Configuration {
+        guard let road = profile.relay else { throw TerminalSessionError("\(profile.name) is not a relay host") }
+        let endpoint: RelayEndpoint
+        do {
+            endpoint = try RelayEndpoint(parsing: road.relay)
+        } catch {
+            throw TerminalSessionError("The saved relay of \(profile.name) (\(road.relay)) is not usable: \(error)")
+        }
+        guard let computerKey = Base64URL.decodeCanonical(road.computerKey), computerKey.count == 32 else {
+            throw TerminalSessionError("The saved computer key of \(profile.name) is not usable; pair again")
+        }
+        let secret: [UInt8]?
+        do {
+            secret = try SecretStore(directory: store.directory).roomSecret(for: profile.id)
+        } catch {
+            throw TerminalSessionError("Cannot read the room secret of \(profile.name): \(error)")
+        }
+        guard let secret else {
+            throw TerminalSessionError("No room secret is kept for \(profile.name); pair it again")
+        }
+        let loaded: KeyPair?
+        do {
+            loaded = try StaticKeyFile.load(store.directory.companionKeyFile)
+        } catch {
+            throw TerminalSessionError("Cannot read this device's relay key: \(error)")
+        }
+        guard let key = loaded else {
+            throw TerminalSessionError(
+                "This device's relay key (\(store.directory.companionKeyFile.path)) is missing; pair again")
+        }
+        let pairing = DeviceRelayConnection.Pairing(
+            relay: endpoint, computerKey: computerKey, pairingID: road.pairingID, roomSecret: secret,
+            registered: road.registered)
+        let name = road.deviceName ?? Pairing.sanitizedDeviceName(ProcessInfo.processInfo.hostName)
+        var connection = DeviceRelayConnection(pairing: pairing, deviceName: name, staticKey: key)
+        connection.timeout = options.connectTimeout.seconds
+        connection.options.connectTimeout = options.connectTimeout.seconds
+        var configuration = CompanionTerminalConnection.Configuration(
+            connection: connection, session: profile.herdrSession, cols: size.cols, rows: size.rows)
+        let policy = options.reconnect
+        configuration.retryDelay = { attempt in policy.delay(beforeAttempt: attempt)?.seconds }
+        if let direct = options.directOutput {
+            let tail = tail
+            configuration.outputSink = { bytes in
+                tail.append(bytes)
+                return direct(bytes)
+            }
+        }
+        return configuration
+    }
+
+    /// The relay took the room's verifier: later connections need not register it again.
+    private func markRegistered() {
+        guard var current = store.hosts.first(where: { $0.id == profile.id }), current.relay?.registered == false
+        else { return }
+        current.relay?.registered = true
+        store.upsert(current)
+    }
+}
+
+/// A relay-road set-up problem, in words.
+struct TerminalSessionError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
+}
