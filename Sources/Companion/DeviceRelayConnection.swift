@@ -36,9 +36,11 @@ public struct DeviceRelayConnection: Sendable {
         /// The pairing is gone: the room was deleted or expired, or the relay no longer accepts
         /// the join key. Retrying cannot help; pairing again can.
         case pairingGone(String)
-        /// The computer is not parked now (`mac offline`), or the connection or channel failed:
-        /// later may work.
+        /// The connection or channel failed: later may work.
         case unavailable(String)
+        /// The computer is not parked in the room now (`mac offline`): herdr-host is not running,
+        /// or is between two parks (it parks again right after each device leaves).
+        case computerOffline(relay: String)
         /// The relay closed the room for its daily byte quota: retrying before it resets cannot help.
         /// The quota is a rolling 24 hours from the room's first traffic, so it resets by
         /// `resetsBy` (a day after the refusal) at the latest.
@@ -60,6 +62,8 @@ public struct DeviceRelayConnection: Sendable {
             switch self {
             case .quotaExceeded(let relay, let resetsBy):
                 "the relay \(relay) closed the room: this pairing has used up its daily byte quota. It resets within 24 hours (by \(Self.utc(resetsBy)) at the latest); retrying before then cannot help"
+            case .computerOffline(let relay):
+                "the computer is not connected to the relay \(relay) (is `herdr-host run` going on it?)"
             case .displaced:
                 "another connection from this device took its place in the relay room (a second herdr-remote connect?)"
             case .refused(let why): "the relay refused the connection (\(why))"
@@ -200,8 +204,7 @@ public struct DeviceRelayConnection: Sendable {
             return .quotaExceeded(relay: pairing.relay.host, resetsBy: Date().addingTimeInterval(86400))
         }
         if error.serverError == AdmissionError.macOffline.rawValue {
-            return .unavailable(
-                "the computer is not connected to the relay \(pairing.relay.host) (is `herdr-host run` going on it?)")
+            return .computerOffline(relay: pairing.relay.host)
         }
         return switch RelayLink.disposition(after: error) {
         case .stop(.needsRepairing(let why)): .pairingGone(why)

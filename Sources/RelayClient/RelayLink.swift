@@ -259,10 +259,15 @@ private final class LinkRunner: Sendable {
         self.options = options
     }
 
+    /// Seconds within which a second `peer gone` waits its backoff instead of re-parking at once.
+    static let immediateRepeatWindow = 1.0
+
     func run() {
         var backoff = options.backoff
         var attempt = 0
+        var lastImmediate: Double?
         while true {
+            var peerLeft = false
             if link.isStopRequested { return link.finish(.stopped) }
             attempt += 1
             link.publish(.connecting(attempt: attempt))
@@ -282,6 +287,7 @@ private final class LinkRunner: Sendable {
                 let end = connection.waitUntilEnded(timeout: nil) ?? .closedLocally
                 backoff.connectionEnded(after: MonotonicClock.now - start)
                 disposition = RelayLink.disposition(after: end)
+                peerLeft = end == .closedByRelay(.peerGone)
             } catch {
                 disposition = RelayLink.disposition(after: error)
             }
@@ -290,6 +296,13 @@ private final class LinkRunner: Sendable {
             case .stop(let reason):
                 return link.finish(reason)
             case .retry(let reason):
+                // The peer left (a device's session ended): be back at once for the next one,
+                // unless that keeps happening.
+                let now = MonotonicClock.now
+                if peerLeft, lastImmediate.map({ now - $0 >= Self.immediateRepeatWindow }) ?? true {
+                    lastImmediate = now
+                    continue
+                }
                 let delay = backoff.nextDelay(random: options.random())
                 link.publish(.waiting(retryIn: delay, reason: reason))
                 if !link.pause(delay) { return link.finish(.stopped) }

@@ -54,10 +54,40 @@ final class RelayRoadFixture {
         relay = try Self.startRelay(port: port, origin: origin, database: directory.appending("relay.sqlite").path)
     }
 
+    /// Set by `useHerdrStandIn`: HOME and SHELL for the computer's sessions.
+    private var hostSessionEnvironment: [String: String] = [:]
+    /// The tmux socket of the computer's `herdr` stand-in, once there is one.
+    private(set) var standInTmuxSocket: String?
+
     var hostEnvironment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = hostHome.path
+        environment.merge(hostSessionEnvironment) { $1 }
         return environment
+    }
+
+    /// Gives the computer a HOME whose login profile puts a `herdr` stand-in (tmux on a socket of
+    /// its own) first on PATH, and /bin/sh as SHELL: herdr-host's default attach command
+    /// (`exec "$SHELL" -lc 'herdr …'`) then lands in tmux.
+    func useHerdrStandIn() throws {
+        let home = directory.appending("host-home")
+        let bin = home.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let socket = directory.appending("host-tmux.sock").path
+        try Data("PATH=\"\(bin.path):$PATH\"\nexport PATH\nPS1='remote$ '\nexport PS1\n".utf8).write(
+            to: home.appendingPathComponent(".profile"))
+        let standIn = bin.appendingPathComponent("herdr")
+        try Data(SSHServer.herdrStandIn(tmuxSocket: socket).utf8).write(to: standIn)
+        chmod(standIn.path, 0o755)
+        // tmux's own shell, without rc files, and a prompt a test can wait for.
+        try Data("set -g default-shell /bin/sh\nset -g default-command 'PS1=\"remote$ \" exec /bin/sh'\n".utf8).write(
+            to: home.appendingPathComponent(".tmux.conf"))
+        hostSessionEnvironment = ["HOME": home.path, "SHELL": "/bin/sh"]
+        standInTmuxSocket = socket
+    }
+
+    deinit {
+        if let standInTmuxSocket { _ = try? ProcessRunner.run("tmux", ["-S", standInTmuxSocket, "kill-server"]) }
     }
 
     func deviceHome(_ name: String) -> URL { directory.appending("device-\(name)") }

@@ -64,21 +64,31 @@ public final class InteractiveProcess: @unchecked Sendable {
 
     /// All of stdout so far.
     public var stdout: String { condition.withLock { String(decoding: out, as: UTF8.self) } }
+    /// All of stdout so far, as bytes.
+    public var stdoutBytes: [UInt8] { condition.withLock { out } }
+
     /// All of stderr so far.
     public var stderr: String { condition.withLock { String(decoding: err, as: UTF8.self) } }
 
     /// Waits until `matches` holds for (stdout, stderr), at most `timeout` seconds; whether it did.
     @discardableResult
     public func waitFor(timeout: Double = 30, _ matches: (_ stdout: String, _ stderr: String) -> Bool) -> Bool {
+        waitForBytes(timeout: timeout) { out, err in
+            matches(String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        }
+    }
+
+    /// `waitFor` on the raw bytes, for output that is large or not text. `matches` runs with the
+    /// collector held: it must not call back into this process's accessors.
+    @discardableResult
+    public func waitForBytes(timeout: Double = 30, _ matches: (_ stdout: [UInt8], _ stderr: [UInt8]) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
         while true {
-            if matches(String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self)) { return true }
+            if matches(out, err) { return true }
             if readers == 0 { return false }  // both streams ended: nothing more will come
-            guard condition.wait(until: deadline) else {
-                return matches(String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
-            }
+            guard condition.wait(until: deadline) else { return matches(out, err) }
         }
     }
 

@@ -72,7 +72,7 @@ public final class SSHServer: @unchecked Sendable {
     }
 
     /// The `herdr` on the remote PATH: same command line as herdr, backed by tmux.
-    static func herdrStandIn(tmuxSocket: String) -> String {
+    public static func herdrStandIn(tmuxSocket: String) -> String {
         """
         #!/bin/sh
         # herdr stand-in for tests: `herdr` and `herdr session attach NAME` open tmux sessions.

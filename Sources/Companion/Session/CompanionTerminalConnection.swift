@@ -97,6 +97,9 @@ public final class CompanionTerminalConnection: Sendable {
     private let control = Mutex(Control())
     private let wakeUp = DispatchSemaphore(value: 0)
 
+    /// Seconds between the first connection's quick retries while the computer is between parks.
+    static let offlineRetries: [Double] = [0.1, 0.25, 0.5, 1]
+
     /// Bytes typed while the link is down wait up to this many (later ones are dropped).
     public static let maximumPendingInput = 1024 * 1024
 
@@ -259,6 +262,11 @@ public final class CompanionTerminalConnection: Sendable {
             } catch {
                 if let end = stop(after: error, attempt: attempt) { return finish(end) }
                 lastReason = error.description
+                if case .computerOffline = error, !session.withLock({ $0.hasStarted }) {
+                    _ = wakeUp.wait(timeout: .now() + Self.offlineRetries[attempt])
+                    attempt += 1
+                    continue
+                }
                 attempt += 1
                 guard backOff(attempt: attempt, reason: lastReason) else {
                     return finish(.failed(giveUp(attempt: attempt, lastReason: lastReason)))
@@ -371,6 +379,12 @@ public final class CompanionTerminalConnection: Sendable {
             }
             return nil
         case .exited(let status, let signal):
+            // The computer keeps an ended session until told: its exit may have been lost.
+            let stream = session.withLock { $0.stream }
+            outgoing.withLock { out in
+                try? out.channel?.send(SessionMessage.close(stream: stream).bytes)
+                out.stream = nil
+            }
             return .finished(.exited(status: status, signal: signal))
         case .attachAfresh(let text):
             emit(.attachedAfresh(reason: text))
@@ -400,6 +414,13 @@ public final class CompanionTerminalConnection: Sendable {
         case .unavailable(let why):
             // Nothing ran yet and this was the first try: say so at once, as ssh does.
             if attempt == 0, !session.withLock({ $0.hasStarted }) { return .failed(Failure(.unreachable, why)) }
+            return nil
+        case .computerOffline:
+            // herdr-host parks again right after each device leaves: a connect just after another
+            // one ended may find it between two parks, so the first try gets a few quick retries.
+            if !session.withLock({ $0.hasStarted }), attempt >= Self.offlineRetries.count {
+                return .failed(Failure(.unreachable, failure.description))
+            }
             return nil
         }
     }

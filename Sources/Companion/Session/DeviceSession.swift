@@ -58,15 +58,18 @@ public struct DeviceSession: Sendable {
     public mutating func receive(_ message: SessionMessage) -> Outcome {
         guard message.stream == stream else { return .none }  // a stream this side left
         switch message {
-        case .started(_, let token, let offset):
+        case .started(_, let token, let offset, let window):
             guard waitingFor == stream else { return .broken("the computer started a session twice") }
             let resuming = self.token != nil
             guard !resuming || offset == flow.received else {
                 return .broken("the computer resumed from byte \(offset), not \(flow.received)")
             }
             guard resuming || offset == 0 else { return .broken("a new session's output started at byte \(offset)") }
+            guard window <= self.window else { return .broken("the computer took a window of \(window) bytes") }
             waitingFor = nil
             self.token = token
+            // Credits come every quarter of the window the computer keeps to, or it would wait.
+            flow.window = window
             let kind: StartKind = afresh ? .afresh : (resuming ? .resumed : (hasStarted ? .afresh : .first))
             afresh = false
             hasStarted = true

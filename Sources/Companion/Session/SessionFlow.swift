@@ -131,7 +131,8 @@ public struct HostOutputFlow: Sendable {
 /// and when to tell the computer (a credit every quarter window). A gap is a broken channel; a
 /// byte that arrives twice (after a resume) is dropped. Pure.
 public struct DeviceOutputFlow: Sendable {
-    public let window: Int
+    /// The window credits are counted against: the device's, or the computer's when smaller.
+    public var window: Int
     /// The offset after the last byte received.
     public private(set) var received: UInt64
     /// The offset after the last byte on the screen, and the last one told to the computer.

@@ -12,7 +12,9 @@ public enum SessionMessage: Hashable, Sendable {
     /// Device → computer: carry on the session `token` after a drop, from output offset `received`.
     case resume(stream: UInt32, token: [UInt8], received: UInt64, cols: Int, rows: Int, window: Int)
     /// Computer → device: the session runs; output follows from `offset`. `token` resumes it.
-    case started(stream: UInt32, token: [UInt8], offset: UInt64)
+    /// `window` is the window the computer keeps to (at most the one asked for): the device
+    /// credits against it.
+    case started(stream: UInt32, token: [UInt8], offset: UInt64, window: Int)
     /// Computer → device: output bytes starting at output offset `offset`.
     case output(stream: UInt32, offset: UInt64, data: [UInt8])
     /// Device → computer: keystrokes.
@@ -54,7 +56,7 @@ public enum SessionMessage: Hashable, Sendable {
 
     public var stream: UInt32 {
         switch self {
-        case .open(let stream, _, _, _, _), .resume(let stream, _, _, _, _, _), .started(let stream, _, _),
+        case .open(let stream, _, _, _, _), .resume(let stream, _, _, _, _, _), .started(let stream, _, _, _),
             .output(let stream, _, _), .input(let stream, _), .resize(let stream, _, _), .credit(let stream, _),
             .endOfInput(let stream), .close(let stream), .exit(let stream, _, _, _), .refused(let stream, _, _):
             stream
@@ -81,10 +83,11 @@ public enum SessionMessage: Hashable, Sendable {
             out.u16(cols)
             out.u16(rows)
             out.u32(UInt32(clamping: window))
-        case .started(let stream, let token, let offset):
+        case .started(let stream, let token, let offset, let window):
             out.kind(.started, stream)
             out.bytes += token
             out.u64(offset)
+            out.u32(UInt32(clamping: window))
         case .output(let stream, let offset, let data):
             out.kind(.output, stream)
             out.u64(offset)
@@ -106,17 +109,28 @@ public enum SessionMessage: Hashable, Sendable {
             out.u64(end)
             out.u8(status == nil ? 0 : 1)
             out.u32(UInt32(bitPattern: status ?? 0))
-            let name = Array((signal ?? "").utf8.prefix(Self.maximumSignalName))
+            let name = Self.utf8(signal ?? "", limit: Self.maximumSignalName)
             out.u8(UInt8(name.count))
             out.bytes += name
         case .refused(let stream, let reason, let text):
             out.kind(.refused, stream)
             out.u8(reason.rawValue)
-            let bytes = Array(text.utf8.prefix(Self.maximumText))
+            let bytes = Self.utf8(text, limit: Self.maximumText)
             out.u16(bytes.count)
             out.bytes += bytes
         }
         return out.bytes
+    }
+
+    /// `text` as UTF-8, cut to at most `limit` bytes at a character boundary.
+    static func utf8(_ text: String, limit: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        for scalar in text.unicodeScalars {
+            let bytes = Array(String(scalar).utf8)
+            guard out.count + bytes.count <= limit else { break }
+            out += bytes
+        }
+        return out
     }
 
     private struct Writer {
@@ -193,7 +207,9 @@ public enum SessionMessage: Hashable, Sendable {
             self = .resume(
                 stream: stream, token: token, received: received, cols: cols, rows: rows, window: try window())
         case .started:
-            self = .started(stream: try reader.u32(), token: try reader.take(Self.tokenSize), offset: try reader.u64())
+            self = .started(
+                stream: try reader.u32(), token: try reader.take(Self.tokenSize), offset: try reader.u64(),
+                window: try window())
         case .output:
             let stream = try reader.u32()
             self = .output(stream: stream, offset: try reader.u64(), data: reader.rest())
@@ -273,8 +289,6 @@ public enum SessionRefusal: UInt8, Hashable, Sendable {
     case unknownSession = 1
     /// The output from the resume point is no longer kept.
     case resumePointLost = 2
-    /// A request that breaks a rule (a second open on a stream in use, a bad name).
-    case invalidRequest = 3
     /// The session's command could not be started.
     case startFailed = 4
     /// This device already has as many sessions as the computer allows.

@@ -103,10 +103,11 @@ public struct HostSessionTable: Sendable {
         devices[device]?.connected = false
         devices[device]?.outbox = []
         var actions: [Action] = []
-        for id in sessionIDs(of: device) {
+        for id in sessionIDs(of: device) where sessions[id]?.stream != nil {
             sessions[id]?.stream = nil
             sessions[id]?.flow.detach()
             sessions[id]?.detachedAt = now
+            sessions[id]?.exitSent = false  // sent again on a resume: it may not have arrived
             // Read on while away (the program must not block on an absent device); the resume
             // buffer's limit is checked as output comes.
             sessions[id]?.readLimit = .max
@@ -177,8 +178,9 @@ public struct HostSessionTable: Sendable {
             return allowance(id)
         case .close(let stream):
             guard let id = session(device, stream) else { return [] }
+            let ended = sessions[id]!.exit != nil
             sessions[id] = nil
-            return [.hangUp(id), .log("a session was closed by the device")]
+            return ended ? [] : [.hangUp(id), .log("a session was closed by the device")]
         case .started, .output, .exit, .refused:
             return [.dropConnection(device, reason: "sent a message only the computer sends")]
         }
@@ -205,7 +207,9 @@ public struct HostSessionTable: Sendable {
         }
         sessions[id]!.stream = stream
         sessions[id]!.detachedAt = nil
-        queue(.started(stream: stream, token: sessions[id]!.token, offset: received), for: device)
+        queue(
+            .started(stream: stream, token: sessions[id]!.token, offset: received, window: sessions[id]!.flow.window),
+            for: device)
         var actions: [Action] = []
         if sessions[id]!.exit == nil { actions.append(.resize(id, cols: cols, rows: rows)) }
         return actions + allowance(id)
@@ -235,7 +239,9 @@ public struct HostSessionTable: Sendable {
         }
         sessions[id]!.started = true
         if let stream = session.stream {
-            queue(.started(stream: stream, token: session.token, offset: 0), for: session.device)
+            queue(
+                .started(stream: stream, token: session.token, offset: 0, window: session.flow.window),
+                for: session.device)
         }
         return allowance(id)
     }
@@ -267,8 +273,14 @@ public struct HostSessionTable: Sendable {
         var actions: [Action] = []
         for (id, session) in sessions {
             guard let since = session.detachedAt, now - since >= settings.gracePeriod else { continue }
-            if session.exit != nil {
-                sessions[id] = nil  // it ended by itself; nobody came for its last words
+            if let exit = session.exit {
+                // It ended by itself; nobody came for its last words.
+                let how =
+                    exit.status.map { "exit status \($0)" } ?? exit.signal.map { "signal \(SignalName.name($0))" }
+                    ?? "no status"
+                end(
+                    id, why: "the session ended (\(how)) while the device was away, and its output was not kept longer",
+                    lost: .unknownSession, now: now)
             } else {
                 let minutes = Int((settings.gracePeriod / 60).rounded())
                 end(
@@ -341,11 +353,9 @@ public struct HostSessionTable: Sendable {
                 turn = (turn + step + 1) % mine.count
                 sessions[id]!.exitSent = true
                 let signal = exit.signal.map(SignalName.name)
-                let end = SessionMessage.exit(
-                    stream: stream, end: session.flow.produced, status: exit.status, signal: signal)
-                // Its output all went out; the session is over once the device has it.
-                sessions[id] = nil
-                return end
+                // Kept until the device closes the stream: if the exit is lost in a drop, the
+                // resume gets the rest of the output and the exit again.
+                return .exit(stream: stream, end: session.flow.produced, status: exit.status, signal: signal)
             }
         }
         return nil

@@ -1,0 +1,76 @@
+import Foundation
+import Glibc
+import Synchronization
+import TestSupport
+
+/// A TCP proxy in front of the relay whose `cut()` breaks every connection through it at once, as
+/// a network dropping would: both sockets of each pair are shut down; new connections pass.
+final class CuttingProxy: @unchecked Sendable {
+    let port: UInt16
+    private let listenFD: Int32
+    private let target = Mutex<UInt16>(0)
+    private let live = Mutex<[(Int32, Int32)]>([])
+
+    init() throws {
+        (listenFD, port) = try LoopbackSocket.listen()
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    deinit {
+        shutdown(listenFD, Int32(SHUT_RDWR))
+        close(listenFD)
+        cut()
+    }
+
+    func forward(to port: UInt16) { target.withLock { $0 = port } }
+
+    /// Breaks every connection now; returns how many there were.
+    @discardableResult
+    func cut() -> Int {
+        // Under the lock: a pair leaves the list before its sockets close, so none is reused here.
+        live.withLock { pairs in
+            for (a, b) in pairs {
+                shutdown(a, Int32(SHUT_RDWR))
+                shutdown(b, Int32(SHUT_RDWR))
+            }
+            return pairs.count
+        }
+    }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listenFD, nil, nil)
+            guard client >= 0 else { return }
+            guard let upstream = try? TamperingProxy.connectLoopback(target.withLock { $0 }) else {
+                close(client)
+                continue
+            }
+            live.withLock { $0.append((client, upstream)) }
+            let finished = Mutex(0)
+            for (from, to) in [(client, upstream), (upstream, client)] {
+                let thread = Thread {
+                    var buffer = [UInt8](repeating: 0, count: 65536)
+                    while true {
+                        let count = read(from, &buffer, buffer.count)
+                        guard count > 0, TamperingProxy.writeAll(to, Array(buffer[0..<count])) else { break }
+                    }
+                    shutdown(to, Int32(SHUT_WR))
+                    // The second pump to end closes both sockets.
+                    let last = finished.withLock { count in
+                        count += 1
+                        return count == 2
+                    }
+                    if last {
+                        self.live.withLock { pairs in
+                            pairs.removeAll { $0.0 == client }
+                            close(client)
+                            close(upstream)
+                        }
+                    }
+                }
+                thread.start()
+            }
+        }
+    }
+}
