@@ -466,7 +466,7 @@ import Testing
             answers.first
                 == .refused(
                     stream: 1, reason: .unknownSession,
-                    text: "the session was hung up after 2 min without the device; attach again"))
+                    text: "the session was hung up after 2 min without the device"))
         guard case .refused(2, .unknownSession, let ended) = answers.last else {
             Issue.record("\(answers)")
             return

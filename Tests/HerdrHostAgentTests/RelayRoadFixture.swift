@@ -23,12 +23,14 @@ final class RelayRoadFixture {
 
     /// A relay on a free loopback port; with `originPort` the relay believes it is reached there
     /// (a proxy in front), so `origin` names it.
-    init(originPort: UInt16? = nil) throws {
+    init(originPort: UInt16? = nil, relayArguments: [String] = []) throws {
         directory = try TemporaryDirectory(prefix: "relay-road-")
         hostHome = directory.appending("host")
+        self.relayArguments = relayArguments
         let database = directory.appending("relay.sqlite").path
         let first = try RelayProcess(
-            ["--listen", "127.0.0.1:0", "--origin", "http://127.0.0.1:\(originPort ?? 1)", "--db", database, "--log"],
+            ["--listen", "127.0.0.1:0", "--origin", "http://127.0.0.1:\(originPort ?? 1)", "--db", database, "--log"]
+                + relayArguments,
             environment: ["ATTEST_REQUIRED": "false"])
         port = first.port
         if let originPort {
@@ -38,20 +40,26 @@ final class RelayRoadFixture {
             // The origin must name the port clients use: restart on the port the first run got.
             _ = first.terminate()
             origin = "http://127.0.0.1:\(port)"
-            relay = try Self.startRelay(port: port, origin: origin, database: database)
+            relay = try Self.startRelay(port: port, origin: origin, database: database, relayArguments)
         }
     }
 
-    private static func startRelay(port: UInt16, origin: String, database: String) throws -> RelayProcess {
+    /// Extra `herdr-relay serve` arguments, kept for restarts.
+    let relayArguments: [String]
+
+    private static func startRelay(port: UInt16, origin: String, database: String, _ extra: [String]) throws
+        -> RelayProcess
+    {
         try RelayProcess(
-            ["--listen", "127.0.0.1:\(port)", "--origin", origin, "--db", database, "--log"],
+            ["--listen", "127.0.0.1:\(port)", "--origin", origin, "--db", database, "--log"] + extra,
             environment: ["ATTEST_REQUIRED": "false"])
     }
 
     /// Stops the relay (SIGTERM: every socket gets 1001) and starts it again, same port and store.
     func restartRelay() throws {
         _ = relay.terminate()
-        relay = try Self.startRelay(port: port, origin: origin, database: directory.appending("relay.sqlite").path)
+        relay = try Self.startRelay(
+            port: port, origin: origin, database: directory.appending("relay.sqlite").path, relayArguments)
     }
 
     /// Set by `useHerdrStandIn`: HOME and SHELL for the computer's sessions.

@@ -4,6 +4,7 @@ import Glibc
 import HerdrCrypto
 import HerdrHostAgent
 import HerdrKit
+import RelayClient
 import TestSupport
 import Testing
 
@@ -121,6 +122,227 @@ import Testing
         #expect(printed.count == size)
         #expect(SHA256.hash(printed) == SHA256.hash(try [UInt8](Data(contentsOf: data))), "not a byte lost or repeated")
     }
+
+    @Test func aFloodStaysUnderTheRelaysFrameCap() throws {
+        let size = 100 * 1024 * 1024
+        let (road, agent) = try pairedRoad(configure: [("session-command", "stty raw -echo; yes | head -c \(size)")])
+        defer { agent.signal(SIGTERM) }
+        let device = try road.startConnect()
+        #expect(device.wait(timeout: 300) == 0, "\(device.stderr)")
+        let printed = device.stdoutBytes
+        #expect(printed.count == size)
+        #expect(printed.prefix(4) == [0x79, 0x0A, 0x79, 0x0A])
+        #expect(!device.stderr.contains("The link dropped"), "\(device.stderr)")
+        // The relay never closed anything for the frame rate (it would show in its counters).
+        let metrics = try RelayHTTPClient(endpoint: RelayEndpoint(parsing: road.origin)).request(
+            method: "GET", path: "/metrics", room: nil, body: nil)
+        let text = String(decoding: metrics.body, as: UTF8.self)
+        #expect(text.contains("relay_frames_spliced"), "\(text)")
+        #expect(!text.contains("frame rate exceeded"), "\(text)")
+    }
+
+    @Test func aStalledDeviceHoldsTheWriterAndStaysSmall() throws {
+        let directory = try TemporaryDirectory(prefix: "relay-stall-")
+        let progress = directory.file("progress")
+        let writer = directory.file("writer.py")
+        try Data(Self.countingWriter.utf8).write(to: writer)
+        let size = 64 * 1024 * 1024
+        let (road, agent) = try pairedRoad(configure: [
+            (
+                "session-command",
+                "stty raw -echo; echo ready; read go; exec python3 \(writer.path) \(size) \(progress.path)"
+            )
+        ])
+        defer { agent.signal(SIGTERM) }
+        // herdr-remote's stdout is a FIFO this test reads only when it wants to.
+        let fifo = directory.file("stdout").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let device = try InteractiveProcess(
+            "/bin/sh", ["-c", "exec \(BuiltProgram.path("herdr-remote")) connect studio > \(fifo)"],
+            environment: road.deviceEnvironment("phone"))
+        let reader = open(fifo, O_RDONLY)
+        #expect(reader >= 0)
+        defer { close(reader) }
+        var received: [UInt8] = []
+        func read(atLeast count: Int) {
+            var chunk = [UInt8](repeating: 0, count: 1 << 20)
+            while received.count < count {
+                let got = Glibc.read(reader, &chunk, chunk.count)
+                guard got > 0 else { return }
+                received += chunk[0..<got]
+            }
+        }
+        read(atLeast: 6)
+        #expect(received == Array("ready\n".utf8), "\(device.stderr)")
+        let idle = try Self.residentBytes(device.process.pid)
+        device.writeLine("go")
+
+        // The device stops reading: the writer is held once the window, the computer's resume
+        // buffer and the terminal's own buffers are full. Decided when its count stops moving.
+        func written() -> Int {
+            Int(
+                (try? String(contentsOf: progress, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                    ?? "")
+                ?? 0
+        }
+        var last = -1
+        var held = false
+        for _ in 0..<300 {
+            usleep(200_000)
+            let now = written()
+            if now > 0, now == last {
+                held = true
+                break
+            }
+            last = now
+        }
+        #expect(held, "the writer was held at \(last) bytes")
+        // The computer keeps at most its 8 MiB resume buffer, the device its 4 MiB window; the
+        // sockets and the PTY hold a little more.
+        #expect(last < 16 * 1024 * 1024, "written while stalled: \(last)")
+        let stalled = try Self.residentBytes(device.process.pid)
+        #expect(stalled - idle < 24 * 1024 * 1024, "device memory grew by \(stalled - idle) bytes")
+
+        read(atLeast: 6 + size)
+        #expect(received.count == 6 + size)
+        #expect(device.wait(timeout: 120) == 0, "\(device.stderr)")
+    }
+
+    @Test func twoDevicesShareOneHerdrSessionEachThroughItsOwnPTY() throws {
+        let road = try RelayRoadFixture()
+        try road.useHerdrStandIn()
+        try road.pair(deviceName: "phone")
+        try road.pair(deviceName: "tablet")
+        let agent = try road.startAgent(parkedFor: 2)
+        defer { agent.signal(SIGTERM) }
+        let phone = try road.startConnect(device: "phone")
+        #expect(phone.waitFor("remote$ "), "\(phone.stderr)")
+        let tablet = try road.startConnect(device: "tablet")
+        #expect(tablet.waitFor("remote$ "), "\(tablet.stderr)")
+        phone.writeLine("echo shared-$((6*7))")
+        #expect(phone.waitFor("shared-42"))
+        #expect(tablet.waitFor("shared-42"), "the tablet sees what the phone typed: herdr (tmux) shares the session")
+        #expect(
+            agent.waitFor { _, log in log.components(separatedBy: "started a session").count == 3 }, "\(agent.stderr)")
+        phone.signal(SIGTERM)
+        tablet.signal(SIGTERM)
+        _ = phone.wait(timeout: 30)
+        _ = tablet.wait(timeout: 30)
+    }
+
+    @Test func afterTheGracePeriodTheDeviceIsToldAndAttachesAfresh() throws {
+        let (road, agent) = try pairedRoad(configure: [
+            ("session-command", "echo \"session $$ ready\"; exec cat"), ("grace-period", "1"),
+        ])
+        defer { agent.signal(SIGTERM) }
+        let device = try road.startConnect()
+        let first = try #require(device.waitForMatch(#"session (\d+) ready"#))
+        _ = road.relay.terminate()
+        #expect(agent.waitFor("for its device and was ended", timeout: 60), "\(agent.stderr)")
+        try road.restartRelay()
+        #expect(device.waitFor("no longer had the session", timeout: 120), "\(device.stderr)")
+        #expect(device.stderr.contains("hung up after 1 s without the device"), "\(device.stderr)")
+        let second = try #require(device.waitForMatch(#"session (\d+) ready"#, timeout: 60, after: 1))
+        #expect(second != first, "a fresh session runs")
+        device.writeLine("still here")
+        #expect(device.waitFor { out, _ in out.components(separatedBy: "still here").count >= 3 })
+        device.signal(SIGTERM)
+        _ = device.wait(timeout: 30)
+    }
+
+    @Test func theDailyQuotaStopsTheRetriesAndSaysWhen() throws {
+        let road = try RelayRoadFixture(relayArguments: ["--daily-byte-quota", "1048576"])
+        try road.pair()
+        try road.configure("session-command", "stty raw -echo; head -c 4194304 /dev/zero; sleep 60")
+        let agent = try road.startAgent()
+        defer { agent.signal(SIGTERM) }
+        let device = try road.startConnect()
+        #expect(device.wait(timeout: 120) == 16, "\(device.stderr)")
+        #expect(device.stderr.contains("the relay 127.0.0.1 closed the room"), "\(device.stderr)")
+        #expect(device.stderr.contains("daily byte quota"))
+        #expect(device.stderr.contains("UTC at the latest"))
+        #expect(device.stdoutBytes.count < 1024 * 1024, "nothing past the quota")
+    }
+
+    @Test func aRemovedPairingAndAnAbsentComputerEachSayWhatToDo() throws {
+        let road = try RelayRoadFixture()
+        try road.pair()
+        // No agent running: the computer is not in the room.
+        let offline = try road.startConnect()
+        #expect(offline.wait(timeout: 60) == 12, "\(offline.stderr)")
+        #expect(offline.stderr.contains("is not connected to the relay 127.0.0.1"), "\(offline.stderr)")
+        #expect(offline.stderr.contains("herdr-host run"))
+        // Unpaired on the computer: the room is deleted, and the device is told to pair again.
+        let unpair = try ProcessRunner.run(
+            BuiltProgram.path("herdr-host"), ["unpair", "phone"], environment: road.hostEnvironment)
+        #expect(unpair.status == 0, "\(unpair.stderr)")
+        let gone = try road.startConnect()
+        #expect(gone.wait(timeout: 60) == 15, "\(gone.stderr)")
+        #expect(gone.stderr.contains("pair again"), "\(gone.stderr)")
+    }
+
+    @Test(arguments: [
+        (TamperingProxy.Fault.alter, TamperingProxy.Direction.toPhone, 60),
+        (.replay, .toPhone, 80), (.alter, .fromPhone, 12), (.replay, .fromPhone, 14),
+    ])
+    func aTamperedFrameCostsAReconnectNotAByte(
+        fault: TamperingProxy.Fault, direction: TamperingProxy.Direction, index: Int
+    ) throws {
+        let proxy = try TamperingProxy(fault: fault, direction: direction, index: index)
+        let directory = try TemporaryDirectory(prefix: "relay-tamper-")
+        let data = directory.file("output.bin")
+        let size = 4 * 1024 * 1024
+        try Data(SecureRandom.bytes(size)).write(to: data)
+        let generator = directory.file("generator.py")
+        try Data(Self.pacedWriter.utf8).write(to: generator)
+        let road = try RelayRoadFixture(originPort: proxy.port)
+        proxy.forward(to: road.port)
+        try road.pair()
+        // Keystrokes keep frames going from the device too: one line every 50 ms, read by the generator's shell.
+        try road.configure(
+            "session-command", "stty raw -echo; (python3 \(generator.path) \(data.path); sleep 1); cat > /dev/null")
+        let agent = try road.startAgent()
+        defer { agent.signal(SIGTERM) }
+        let device = try road.startConnect()
+        var typed = 0
+        while !proxy.applied, typed < 400 {
+            device.writeLine("k")
+            typed += 1
+            usleep(50_000)
+        }
+        #expect(proxy.applied, "the fault happened")
+        #expect(
+            device.waitForBytes(timeout: 120) { out, _ in out.count >= size },
+            "\(device.stdoutBytes.count) bytes; \(device.stderr)")
+        let printed = Array(device.stdoutBytes.prefix(size))
+        #expect(SHA256.hash(printed) == SHA256.hash(try [UInt8](Data(contentsOf: data))))
+        #expect(device.stderr.contains("Reconnected; the session resumed where it was."), "\(device.stderr)")
+        device.signal(SIGTERM)
+        _ = device.wait(timeout: 30)
+    }
+
+    /// Bytes of resident memory of `pid`.
+    static func residentBytes(_ pid: pid_t) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+        let kilobytes = try #require(Int(line.split(separator: " ").dropFirst().first ?? ""))
+        return kilobytes * 1024
+    }
+
+    /// Writes `size` zero bytes in 64 KiB blocks, noting after each how many went out.
+    static let countingWriter = """
+        import os, sys
+        size, progress = int(sys.argv[1]), sys.argv[2]
+        block = bytes(65536)
+        done = 0
+        while done < size:
+            os.write(1, block)
+            done += len(block)
+            with open(progress + ".tmp", "w") as f:
+                f.write(str(done))
+            os.replace(progress + ".tmp", progress)
+
+        """
 
     /// Writes a file to stdout in 64 KiB blocks, 30 ms apart (about 2 MiB/s).
     static let pacedWriter = """

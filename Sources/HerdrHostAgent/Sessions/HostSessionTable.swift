@@ -282,9 +282,9 @@ public struct HostSessionTable: Sendable {
                     id, why: "the session ended (\(how)) while the device was away, and its output was not kept longer",
                     lost: .unknownSession, now: now)
             } else {
-                let minutes = Int((settings.gracePeriod / 60).rounded())
                 end(
-                    id, why: "the session was hung up after \(minutes) min without the device; attach again",
+                    id,
+                    why: "the session was hung up after \(Self.duration(settings.gracePeriod)) without the device",
                     lost: .unknownSession, now: now)
                 actions.append(.hangUp(id))
             }
@@ -388,6 +388,16 @@ public struct HostSessionTable: Sendable {
         guard let session = sessions.removeValue(forKey: id) else { return }
         ended.append(Ended(device: session.device, token: session.token, why: why, lost: lost, at: now))
         if ended.count > Self.maximumEndings { ended.removeFirst(ended.count - Self.maximumEndings) }
+    }
+}
+
+extension HostSessionTable {
+    /// Seconds for people: "15 min", "1 h", "90 s".
+    static func duration(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded())
+        if whole >= 3600, whole % 3600 == 0 { return "\(whole / 3600) h" }
+        if whole >= 60, whole % 60 == 0 { return "\(whole / 60) min" }
+        return "\(whole) s"
     }
 }
 
