@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job, end to end on this machine: a private sshd on loopback, this device's key
-# authorized there, a host saved, and a live tmux-backed session reached through it, with the
-# host-key trust prompt first. Interactive with a terminal; without one (CI) it types into the
+# The main job, end to end on this machine, on both roads. The SSH road: a private sshd on
+# loopback, this device's key authorized there, a host saved, and a live tmux-backed session
+# reached through it, with the host-key trust prompt first. Then the relay road
+# (scripts/demo-relay.sh): a loopback herdr-relay, herdr-host, pairing, and the session through
+# the relay. Interactive with a terminal; without one (CI) it types into the
 # session and prints the screen it got back. Everything it starts is stopped on exit.
 set -euo pipefail
 
@@ -72,6 +74,8 @@ step "Saving the host (herdr-remote add demo ...)"
 if [ -t 0 ] && [ -t 1 ]; then
   step "Connecting: confirm the host key, then you are in the live session (leave with ctrl+b d, or ~.)"
   "$client" connect demo || echo "herdr-remote exited with $?"
+  step "Now the relay road"
+  bash "$root/scripts/demo-relay.sh"
   exit 0
 fi
 
@@ -101,3 +105,6 @@ wait_for "herdr-remote exited with"
 screen | grep "herdr-remote exited with"
 step "Pinned host key (ssh-keygen -F '[127.0.0.1]:$port' reads our known_hosts):"
 ssh-keygen -F "[127.0.0.1]:$port" -f "$work/config/herdr-remote/known_hosts" | tail -1
+
+step "Now the relay road"
+bash "$root/scripts/demo-relay.sh"

@@ -76,8 +76,8 @@ extension HostAgent {
                 guard let slot = loop.slots[device] else { continue }
                 log("\(slot.device.name): broke the session protocol (\(reason)); dropped its connection")
                 drop(slot, loop)
-            case .log(let message):
-                log(message)
+            case .log(let device, let message):
+                log("\(loop.slots[device]?.device.name ?? "a device"): \(message)")
             }
         }
     }
@@ -95,7 +95,9 @@ extension HostAgent {
         do {
             loop.ptys[id] = try PTYProcess(launch) { event in inputs.push(.pty(id, event)) }
             let who = loop.slots[device]?.device.name ?? "a device"
-            log("\(who): started a session (\(name.map { "herdr session \($0)" } ?? "herdr's default session"))")
+            let configured = !(settings.sessionCommand ?? "").trimmingCharacters(in: .whitespaces).isEmpty
+            let what = name.map { "herdr session \($0)" } ?? "herdr's default session"
+            log("\(who): started a session (\(configured ? "the configured command, " : "")\(what))")
             return nil
         } catch {
             return error.description

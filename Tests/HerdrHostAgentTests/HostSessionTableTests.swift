@@ -146,7 +146,7 @@ import Testing
             .open(stream: 2, name: nil, cols: 80, rows: 24, window: 4096), from: Self.phone, now: now)
         #expect(second == [.spawn(2, device: Self.phone, name: nil, cols: 80, rows: 24)])
         let failed = table.spawned(2, failure: "no such program")
-        #expect(failed == [.log("could not start a session: no such program")])
+        #expect(failed == [.log(Self.phone, "could not start a session: no such program")])
         let refused = Self.drain(&table, Self.phone, &now)
         #expect(refused == [.refused(stream: 2, reason: .startFailed, text: "no such program")])
         #expect(table.sessionCount == 1)
@@ -173,7 +173,7 @@ import Testing
             #expect(none == [], "no session on stream 4: \(message)")
         }
         let close = table.received(.close(stream: 3), from: Self.phone, now: now)
-        #expect(close == [.hangUp(id), .log("a session was closed by the device")])
+        #expect(close == [.hangUp(id), .log(Self.phone, "closed a session")])
         #expect(table.sessionCount == 0)
         let resume = table.received(
             .resume(stream: 5, token: token, received: 0, cols: 80, rows: 24, window: 4096), from: Self.phone, now: now)
@@ -410,7 +410,11 @@ import Testing
         #expect(upToTheLimit == [])
         #expect(table.sessionCount == 1)
         let over = table.output(id, [0], now: now)
-        #expect(over == [.hangUp(id), .log("a detached session's output passed the 64 KiB resume buffer; hung it up")])
+        #expect(
+            over == [
+                .hangUp(id),
+                .log(Self.phone, "a session's output passed the 64 KiB resume buffer while away; hung it up"),
+            ])
         #expect(table.sessionCount == 0)
         let after = table.output(id, [0], now: now)
         #expect(after == [])
@@ -447,7 +451,8 @@ import Testing
         let expired = table.tick(now: 320)
         #expect(expired.filter { $0 == .hangUp(id) }.count == 1)
         #expect(!expired.contains(.hangUp(other)), "an exited session is not hung up again")
-        #expect(expired.filter { $0 == .log("a session waited 120 s for its device and was ended") }.count == 2)
+        #expect(
+            expired.filter { $0 == .log(Self.phone, "a session waited 2 min for its device and was ended") }.count == 2)
         #expect(expired.count == 3)
         #expect(table.sessionCount == 0)
         #expect(table.nextDeadline(now: 321) == nil)

@@ -304,6 +304,8 @@ import Testing
         let agent = try road.startAgent()
         defer { agent.signal(SIGTERM) }
         let device = try road.startConnect()
+        // Typing starts once output flows, so the terminal no longer echoes (stty has run).
+        #expect(device.waitForBytes(timeout: 60) { out, _ in !out.isEmpty }, "\(device.stderr)")
         var typed = 0
         while !proxy.applied, typed < 400 {
             device.writeLine("k")

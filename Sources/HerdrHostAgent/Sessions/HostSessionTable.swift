@@ -36,7 +36,8 @@ public struct HostSessionTable: Sendable {
         case hangUp(SessionID)
         /// The device broke the protocol: end its connection.
         case dropConnection(UUID, reason: String)
-        case log(String)
+        /// Something for the log, about `device`'s sessions.
+        case log(UUID, String)
     }
 
     /// Why a session is gone, kept a while so that a late resume hears it.
@@ -180,7 +181,7 @@ public struct HostSessionTable: Sendable {
             guard let id = session(device, stream) else { return [] }
             let ended = sessions[id]!.exit != nil
             sessions[id] = nil
-            return ended ? [] : [.hangUp(id), .log("a session was closed by the device")]
+            return ended ? [] : [.hangUp(id), .log(device, "closed a session")]
         case .started, .output, .exit, .refused:
             return [.dropConnection(device, reason: "sent a message only the computer sends")]
         }
@@ -235,7 +236,7 @@ public struct HostSessionTable: Sendable {
             if let stream = session.stream {
                 queue(.refused(stream: stream, reason: .startFailed, text: failure), for: session.device)
             }
-            return [.log("could not start a session: \(failure)")]
+            return [.log(session.device, "could not start a session: \(failure)")]
         }
         sessions[id]!.started = true
         if let stream = session.stream {
@@ -256,7 +257,10 @@ public struct HostSessionTable: Sendable {
                 id,
                 why: "more than \(limit) of output came while the device was away; attach again for the current screen",
                 lost: .resumePointLost, now: now)
-            return [.hangUp(id), .log("a detached session's output passed the \(limit) resume buffer; hung it up")]
+            return [
+                .hangUp(id),
+                .log(session.device, "a session's output passed the \(limit) resume buffer while away; hung it up"),
+            ]
         }
         return []
     }
@@ -288,7 +292,10 @@ public struct HostSessionTable: Sendable {
                     lost: .unknownSession, now: now)
                 actions.append(.hangUp(id))
             }
-            actions.append(.log("a session waited \(Int(settings.gracePeriod)) s for its device and was ended"))
+            actions.append(
+                .log(
+                    session.device,
+                    "a session waited \(Self.duration(settings.gracePeriod)) for its device and was ended"))
         }
         return actions
     }

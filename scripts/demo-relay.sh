@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The relay road, end to end on this machine: a loopback herdr-relay, herdr-host (the computer's
+# agent) with a throwaway tmux-backed herdr, the pairing with its typed code, and herdr-remote
+# connecting through the relay. Interactive with a terminal (you type the code the device shows);
+# without one (CI) it types the code itself, then types into the session and prints the screen.
+# Everything it starts is stopped on exit.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin="${HERDR_BIN:-$root/.build/debug}"
+for program in herdr-relay herdr-host herdr-remote; do
+  [ -x "$bin/$program" ] || { echo "error: $bin/$program is missing; run make build" >&2; exit 1; }
+done
+
+work=$(mktemp -d /tmp/herdr-relay-demo.XXXXXX)
+chmod 755 "$work"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  tmux -S "$work/computer-tmux.sock" kill-server 2>/dev/null || true
+  tmux -S "$work/local-tmux.sock" kill-server 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM HUP
+
+step() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+wait_file() {  # wait_file FILE PATTERN: until FILE holds PATTERN (10 s at most)
+  for _ in $(seq 100); do grep -q -- "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+  echo "error: timed out waiting for '$2' in $1:" >&2; cat "$1" >&2; exit 1
+}
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+origin="http://127.0.0.1:$port"
+
+step "Starting herdr-relay on $origin (its rooms in $work/relay.sqlite)"
+ATTEST_REQUIRED=false "$bin/herdr-relay" serve --listen "127.0.0.1:$port" --origin "$origin" \
+  --db "$work/relay.sqlite" --log > "$work/relay.log" 2>&1 &
+pids+=($!)
+wait_file "$work/relay.log" "listening"
+
+# The computer: its own herdr-host state, and a home whose herdr is a tmux stand-in.
+mkdir -p "$work/computer/home/bin"
+cat > "$work/computer/home/bin/herdr" <<HERDR
+#!/bin/sh
+# herdr stand-in for the demo: the same command line, backed by tmux.
+case "\$1" in
+  "") exec tmux -S "$work/computer-tmux.sock" new-session -A -s default ;;
+  session) [ "\$2" = attach ] && exec tmux -S "$work/computer-tmux.sock" new-session -A -s "\$3" ;;
+esac
+echo "herdr stand-in: unsupported: \$*" >&2; exit 2
+HERDR
+chmod 755 "$work/computer/home/bin/herdr"
+printf 'PATH="%s:$PATH"\nexport PATH\n' "$work/computer/home/bin" > "$work/computer/home/.profile"
+computer_env=(env XDG_CONFIG_HOME="$work/computer/config" HOME="$work/computer/home" SHELL=/bin/sh)
+device_env=(env XDG_CONFIG_HOME="$work/device")
+
+step "Pairing: herdr-host pair shows a code; herdr-remote pair takes it"
+mkfifo "$work/pair-input"
+"${computer_env[@]}" "$bin/herdr-host" pair --relay "$origin" --name demo-computer --session demo \
+  < "$work/pair-input" > "$work/pair.out" 2>&1 &
+pids+=($!)
+pair_pid=$!
+exec 3> "$work/pair-input"   # herdr-host's stdin, kept open for the code
+wait_file "$work/pair.out" "herdr://companion"
+code=$(grep -o 'herdr://companion?[^[:space:]]*' "$work/pair.out" | head -1)
+sed -n '/herdr:\/\/companion/p' "$work/pair.out"
+"${device_env[@]}" "$bin/herdr-remote" pair "$code" --yes --no-connect --name demo-phone \
+  > "$work/device-pair.out" 2>&1 &
+pids+=($!)
+device_pid=$!
+wait_file "$work/device-pair.out" "Type this code on"
+shown=$(grep -o 'Type this code on [^:]*: [0-9]\{3\} [0-9]\{3\}' "$work/device-pair.out" | grep -o '[0-9]\{3\} [0-9]\{3\}$')
+wait_file "$work/pair.out" "Type the code it shows"
+if [ -t 0 ] && [ -t 1 ]; then
+  echo "The device shows: $shown"
+  read -r -p "Type it here, as you would on the computer: " typed
+else
+  echo "The device shows $shown; no terminal here, so the demo types it on the computer."
+  typed=$shown
+fi
+echo "$typed" >&3
+wait "$pair_pid" || { echo "error: herdr-host pair failed:" >&2; cat "$work/pair.out" >&2; exit 1; }
+wait "$device_pid" || { echo "error: herdr-remote pair failed:" >&2; cat "$work/device-pair.out" >&2; exit 1; }
+exec 3>&-
+tail -n 3 "$work/device-pair.out"
+
+step "Starting herdr-host run (it parks in the device's room on the relay)"
+"${computer_env[@]}" "$bin/herdr-host" run 2> "$work/agent.log" &
+pids+=($!)
+wait_file "$work/agent.log" "parking in its room"
+for _ in $(seq 100); do
+  "${computer_env[@]}" "$bin/herdr-host" status 2>/dev/null | grep -q parked && break
+  sleep 0.1
+done
+
+if [ -t 0 ] && [ -t 1 ]; then
+  step "Connecting through the relay: you are in the live session (leave with ctrl+b d, or ~.)"
+  "${device_env[@]}" "$bin/herdr-remote" connect demo-computer || echo "herdr-remote exited with $?"
+  exit 0
+fi
+
+step "No terminal here: driving herdr-remote inside a headless local tmux"
+local_tmux=(tmux -S "$work/local-tmux.sock")
+"${local_tmux[@]}" new-session -d -x 100 -y 30 -s local \
+  "XDG_CONFIG_HOME='$work/device' '$bin/herdr-remote' connect demo-computer; echo herdr-remote exited with \$?; sleep 60"
+screen() { "${local_tmux[@]}" capture-pane -p -t local; }
+wait_for() {
+  for _ in $(seq 100); do screen | grep -q -- "$1" && return 0; sleep 0.1; done
+  echo "error: timed out waiting for '$1'; the screen was:" >&2; screen >&2; exit 1
+}
+wait_for '\[demo\]'
+step "Typing a command into the computer's session, through the relay"
+"${local_tmux[@]}" send-keys -t local 'echo "hello through the relay, session $(tmux display -p "#S")"; stty size' Enter
+wait_for "hello through the relay, session demo"
+sleep 0.3
+step "The screen herdr-remote showed:"
+screen | sed -e "s/[[:space:]]*$//" | cat -s
+step "Disconnecting with ~."
+"${local_tmux[@]}" send-keys -t local Enter '~.'
+wait_for "herdr-remote exited with"
+screen | grep "herdr-remote exited with"
+step "What the computer's agent logged:"
+cat "$work/agent.log"
