@@ -47,6 +47,8 @@ struct CompanionBenchmarks {
             guard let shown = device.waitForMatch(#"Type this code on [^:]+: (\d{3} \d{3})"#) else {
                 throw FixtureError("no code shown: \(device.stderr)")
             }
+            // Typed once the computer asks (what was typed before the question is thrown away).
+            guard host.waitFor("Type the code it shows") else { throw FixtureError("not asked: \(host.stdout)") }
             host.writeLine(shown)
             guard device.wait(timeout: 30) == 0 else { throw FixtureError("pairing failed: \(device.stderr)") }
             pairings.append(now() - start)

@@ -183,7 +183,7 @@ final class SSHBenchmarks {
         return finishedAt - start
     }
 
-    private func sshCat(pty: Bool, cipher: String?) throws -> Double {
+    func sshCat(pty: Bool, cipher: String?) throws -> Double {
         var arguments = sshArguments
         if let cipher { arguments = ["-c", cipher, "-m", "hmac-sha2-256"] + arguments }
         arguments.insert(pty ? "-tt" : "-T", at: 0)
@@ -198,9 +198,11 @@ final class SSHBenchmarks {
     }
 
     /// Runs a program, reading and counting its stdout.
-    private func countOutput(of executable: String, _ arguments: [String]) throws -> (Int, Int32) {
+    func countOutput(of executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (
+        Int, Int32
+    ) {
         let pipe = try PipePair()
-        let child = try ChildProcess(executable, arguments, stdout: pipe.write)
+        let child = try ChildProcess(executable, arguments, environment: environment, stdout: pipe.write)
         close(pipe.write)
         defer { close(pipe.read) }
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
@@ -264,14 +266,17 @@ final class SSHBenchmarks {
         return try pipeRoundTrips(executable: client, arguments: ["connect", "bench-echo"], environment: environment)
     }
 
-    private func sshKeystrokeRoundTrips() throws -> [Double] {
-        try pipeRoundTrips(executable: "ssh", arguments: ["-tt"] + sshArguments + [Self.echoCommand], environment: nil)
+    func sshKeystrokeRoundTrips(count: Int? = nil, pace: Double = 0) throws -> [Double] {
+        try pipeRoundTrips(
+            executable: "ssh", arguments: ["-tt"] + sshArguments + [Self.echoCommand], environment: nil, count: count,
+            pace: pace)
     }
 
-    /// Writes one byte at a time to a program's stdin and times until it appears on its stdout.
-    private func pipeRoundTrips(executable: String, arguments: [String], environment: [String: String]?) throws
-        -> [Double]
-    {
+    /// Writes one byte at a time to a program's stdin and times until it appears on its stdout:
+    /// `count` keystrokes (default: the suite's), each started `pace` seconds after the last.
+    func pipeRoundTrips(
+        executable: String, arguments: [String], environment: [String: String]?, count: Int? = nil, pace: Double = 0
+    ) throws -> [Double] {
         let input = try PipePair()
         let output = try PipePair()
         let child = try ChildProcess(
@@ -298,7 +303,13 @@ final class SSHBenchmarks {
         }
         guard warmed else { throw FixtureError("\(executable) never echoed") }
         var samples: [Double] = []
-        for index in 0..<keystrokes {
+        var next = now()
+        for index in 0..<(count ?? keystrokes) {
+            if pace > 0 {
+                let wait = next - now()
+                if wait > 0 { usleep(UInt32(wait * 1e6)) }
+                next = max(next + pace, now())
+            }
             var byte = UInt8(ascii: "a") + UInt8(index % 26)
             let start = now()
             _ = write(input.write, &byte, 1)
@@ -338,7 +349,7 @@ final class SSHBenchmarks {
     }
 
     /// ssh's own peak RSS when its stdout is not read for 3 s while the host writes 64 MiB.
-    private func sshStalledPeak() throws -> Int {
+    func sshStalledPeak() throws -> Int {
         let pipe = try PipePair()
         let child = try ChildProcess(
             "ssh", ["-T"] + sshArguments + ["head -c \(Self.stallBytes) /dev/zero"], stdout: pipe.write)
@@ -374,12 +385,13 @@ final class SSHBenchmarks {
     }
 }
 
-/// Waits on the MainActor until a given byte shows up in session output.
+/// Waits on the MainActor until a given byte shows up in session output. One watchdog task checks
+/// the timeout, so a wait costs no timer of its own: the harness stays out of what it measures.
 @MainActor
 final class EchoWaiter {
     private var seen: [UInt8] = []
-    private var waiter: (id: Int, byte: UInt8, continuation: CheckedContinuation<Bool, Never>)?
-    private var nextID = 0
+    private var waiter: (byte: UInt8, deadline: Double, continuation: CheckedContinuation<Bool, Never>)?
+    private var watchdog: Task<Void, Never>?
 
     func received(_ bytes: [UInt8]) {
         seen += bytes
@@ -395,19 +407,22 @@ final class EchoWaiter {
             seen.removeAll()
             return true
         }
-        nextID += 1
-        let id = nextID
-        let result = await withCheckedContinuation { continuation in
-            waiter = (id, byte, continuation)
-            Task { @MainActor in
-                try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-                if let current = self.waiter, current.id == id {
+        if watchdog == nil {
+            watchdog = Task { @MainActor [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(50))
+                    guard let self, let current = self.waiter, now() > current.deadline else { continue }
                     self.waiter = nil
                     current.continuation.resume(returning: false)
                 }
             }
         }
+        let result = await withCheckedContinuation { continuation in
+            waiter = (byte, now() + timeout, continuation)
+        }
         seen.removeAll()
         return result
     }
+
+    deinit { watchdog?.cancel() }
 }

@@ -34,14 +34,17 @@ public final class RoomPump: Sendable {
                     return
                 case .admitted(let connection):
                     deliver(tag, .admitted(connection))
-                    while let next = connection.receive(timeout: nil) {
-                        switch next {
+                    // Frames go from the connection's own thread straight to the owner.
+                    let ended = DispatchSemaphore(value: 0)
+                    connection.deliver { event in
+                        switch event {
                         case .message(let bytes): deliver(tag, .frame(bytes))
                         case .ended(let end):
                             deliver(tag, .connectionEnded(end))
+                            ended.signal()
                         }
-                        if case .ended = next { break }
                     }
+                    ended.wait()
                 }
             }
         }

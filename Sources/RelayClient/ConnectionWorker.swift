@@ -352,7 +352,7 @@ final class ConnectionWorker {
             guard let message else { return nil }
             switch message {
             case .binary(let payload):
-                shared.events.push(.message(payload))
+                shared.deliver(.message(payload))
             case .text:
                 continue  // nothing but binary is spliced after admission
             case .ping(let payload):

@@ -193,6 +193,14 @@ public final class RelayConnection: Sendable {
         shared.events.next(timeout: timeout)
     }
 
+    /// Hands every event from now on (and those already waiting, first) to `handler` on the
+    /// connection's own thread instead of the queue: one thread handoff less per frame. The
+    /// handler may block; the connection then stops reading the relay, as a slow consumer of the
+    /// queue would. `ended` is the last call. Set it once; `receive` and `events` then get nothing.
+    public func deliver(to handler: @escaping @Sendable (RelayConnectionEvent) -> Void) {
+        shared.install(handler)
+    }
+
     /// The events as an async sequence; it finishes after `ended`. Shares its queue with
     /// `receive`: each event goes to one consumer.
     public var events: AsyncStream<RelayConnectionEvent> {
@@ -235,6 +243,10 @@ final class ConnectionShared: @unchecked Sendable {
     private var readPaused = false
 
     let events: EventQueue<RelayConnectionEvent>
+    /// Held while an event is handed over, so installing a handler (which drains the queue into
+    /// it) and the thread's next event cannot pass each other.
+    private let delivery = NSLock()
+    nonisolated(unsafe) private var handler: (@Sendable (RelayConnectionEvent) -> Void)?
 
     init(wakeFD: Int32, maximumIncomingBytes: Int) {
         self.wakeFD = wakeFD
@@ -398,7 +410,21 @@ final class ConnectionShared: @unchecked Sendable {
             }
             condition.broadcast()
         }
-        events.push(.ended(end))
+        deliver(.ended(end))
         events.finish()
+    }
+
+    /// An event from the connection's thread: to the handler if one is set, else the queue.
+    func deliver(_ event: RelayConnectionEvent) {
+        delivery.lock()
+        defer { delivery.unlock() }
+        if let handler { handler(event) } else { events.push(event) }
+    }
+
+    func install(_ handler: @escaping @Sendable (RelayConnectionEvent) -> Void) {
+        delivery.lock()
+        defer { delivery.unlock() }
+        while let waiting = events.next(timeout: 0) { handler(waiting) }
+        self.handler = handler
     }
 }

@@ -259,13 +259,9 @@ private final class LinkRunner: Sendable {
         self.options = options
     }
 
-    /// Seconds within which a second `peer gone` waits its backoff instead of re-parking at once.
-    static let immediateRepeatWindow = 1.0
-
     func run() {
         var backoff = options.backoff
         var attempt = 0
-        var lastImmediate: Double?
         while true {
             var peerLeft = false
             if link.isStopRequested { return link.finish(.stopped) }
@@ -282,6 +278,9 @@ private final class LinkRunner: Sendable {
                 }
                 defer { _ = link.setCurrent(nil) }
                 try connection.waitForAdmission()
+                // A parked computer that was admitted found the relay working: whatever ends this
+                // connection, the next attempt is a first one, not the tenth of a losing streak.
+                if link.role == .mac { backoff.reset() }
                 let start = MonotonicClock.now
                 link.publish(.admitted(connection))
                 let end = connection.waitUntilEnded(timeout: nil) ?? .closedLocally
@@ -296,11 +295,11 @@ private final class LinkRunner: Sendable {
             case .stop(let reason):
                 return link.finish(reason)
             case .retry(let reason):
-                // The peer left (a device's session ended): be back at once for the next one,
-                // unless that keeps happening.
-                let now = MonotonicClock.now
-                if peerLeft, lastImmediate.map({ now - $0 >= Self.immediateRepeatWindow }) ?? true {
-                    lastImmediate = now
+                // The peer left (a device's session ended, or its network dropped): the relay is
+                // fine, so be back at once for the next connection. Each of these follows a peer's
+                // admission, which the relay rate-limits, so this cannot spin.
+                if peerLeft {
+                    backoff.reset()
                     continue
                 }
                 let delay = backoff.nextDelay(random: options.random())

@@ -230,6 +230,25 @@ import Testing
         _ = tablet.wait(timeout: 30)
     }
 
+    @Test func theComputerIsBackRightAfterDevicesLeave() throws {
+        let road = try RelayRoadFixture()
+        try road.pair(deviceName: "phone")
+        try road.pair(deviceName: "tablet")
+        try road.configure("session-command", "echo ready; exec cat")
+        let agent = try road.startAgent(parkedFor: 2)
+        defer { agent.signal(SIGTERM) }
+        for round in 1...3 {
+            let phone = try road.startConnect(device: "phone")
+            let tablet = try road.startConnect(device: "tablet")
+            #expect(phone.waitFor("ready"), "round \(round): \(phone.stderr) \(agent.stderr)")
+            #expect(tablet.waitFor("ready"), "round \(round): \(tablet.stderr)")
+            phone.signal(SIGTERM)
+            tablet.signal(SIGTERM)
+            _ = phone.wait(timeout: 30)
+            _ = tablet.wait(timeout: 30)
+        }
+    }
+
     @Test func afterTheGracePeriodTheDeviceIsToldAndAttachesAfresh() throws {
         let (road, agent) = try pairedRoad(configure: [
             ("session-command", "echo \"session $$ ready\"; exec cat"), ("grace-period", "1"),

@@ -1,0 +1,398 @@
+import Foundation
+import Glibc
+import TestSupport
+
+/// The terminal through the relay road, all real programs on loopback (herdr-relay, herdr-host
+/// run, herdr-remote connect), beside `ssh -tt` to the SSH suite's sshd in the same run: keystroke
+/// echo, `cat` of 256 MiB through the PTY, resume after a killed socket, host memory per idle
+/// session, and the device's memory while its terminal stalls under a 64 MiB burst.
+@MainActor
+struct RelayTerminalBenchmarks {
+    let ssh: SSHBenchmarks
+    let runs: Int
+    let keystrokes: Int
+    /// What the relay's frame cap allows: 500 frames/s of 64 KiB.
+    static let capBytesPerSecond = 500.0 * 65536
+
+    func run() throws -> BenchReport {
+        var report = BenchReport(
+            title: "Relay road terminal (issue 12): herdr-remote through a loopback herdr-relay vs `ssh -tt`, same run")
+        let road = try BenchRelayRoad(devices: 8)
+        defer { road.stop() }
+
+        // Keystrokes: one byte at a time through `stty raw -echo; exec cat`, both programs on pipes,
+        // 20 a second (a fast typist; back to back they would pass the relay's 500 frames/s).
+        try road.configure("session-command", SSHBenchmarks.echoCommand)
+        let count = min(keystrokes, 500)
+        let ours = try ssh.pipeRoundTrips(
+            executable: BuiltProgram.path("herdr-remote"), arguments: ["connect", "bench"],
+            environment: road.deviceEnvironment(0), count: count, pace: 0.05)
+        let anchor = try ssh.sshKeystrokeRoundTrips(count: count, pace: 0.05)
+        for (p, name, target) in [(0.5, "p50", "≤ 1.25×"), (0.99, "p99", "≤ 1.5×")] {
+            report.add(
+                "keystroke echo \(name), herdr-remote through the relay",
+                ours: "\(format(percentile(ours, p) * 1e6, 0)) µs",
+                anchor: "\(format(percentile(anchor, p) * 1e6, 0)) µs (ssh -tt)",
+                ratio: "\(format(percentile(ours, p) / percentile(anchor, p)))×", target: target)
+        }
+
+        // Bulk: cat of 256 MiB through the PTY, output post-processing off on both.
+        try road.configure("session-command", "stty -opost; cat \(ssh.bigFile.path)")
+        var oursSeconds: [Double] = []
+        var sshSeconds: [Double] = []
+        for _ in 0..<runs {
+            let start = now()
+            let (bytes, status) = try ssh.countOutput(
+                of: BuiltProgram.path("herdr-remote"), ["connect", "bench"], environment: road.deviceEnvironment(0))
+            guard status == 0, bytes == SSHBenchmarks.bulkBytes else {
+                throw FixtureError("cat through the relay gave \(bytes) bytes, status \(status)")
+            }
+            oursSeconds.append(now() - start)
+            sshSeconds.append(try ssh.sshCat(pty: true, cipher: nil))
+        }
+        let mb = Double(SSHBenchmarks.bulkBytes) / 1e6
+        let oursRate = mb / median(oursSeconds)
+        let sshRate = mb / median(sshSeconds)
+        let capRate = Self.capBytesPerSecond / 1e6
+        let bound = min(sshRate, capRate)
+        report.add(
+            "cat 256 MiB through the PTY, relay road", ours: "\(format(oursRate, 1)) MB/s",
+            anchor: "\(format(sshRate, 0)) MB/s (ssh -tt); \(format(capRate, 1)) MB/s (the relay's frame cap)",
+            ratio: "\(format(oursRate / bound))× the smaller", target: "≥ 0.9×")
+
+        // Resume: the device's socket killed (ss -K) 20 times while output ticks; from the kill to
+        // the first byte of resumed output, and the backoff delay in force within it.
+        try road.configure("session-command", "stty raw -echo; while :; do printf .; sleep 0.005; done")
+        let resumes = try road.resumeTimes(drops: 20)
+        report.add(
+            "resume after a killed socket, kill to the first resumed byte (p50 of 20)",
+            ours: "\(format(median(resumes) * 1000, 0)) ms",
+            anchor: "500 ms (the backoff before the first retry)",
+            ratio: "\(format((median(resumes) - 0.5) * 1000, 0)) ms beyond it", target: "< 500 ms beyond it")
+
+        // Host memory: every device attached to an idle session, against the agent parked for all.
+        try road.configure("session-command", "exec cat")
+        let (perSession, sshdPerSession) = try road.hostMemoryPerIdleSession(ssh: ssh)
+        report.add(
+            "host memory per attached idle session (herdr-host RSS growth ÷ 8)",
+            ours: "\(perSession / 1024) KiB", anchor: "\(sshdPerSession / 1024) KiB (sshd's per-session processes)",
+            ratio: "\(format(Double(perSession) / Double(max(sshdPerSession, 1))))×", target: "report")
+
+        // Device memory: a 64 MiB burst while herdr-remote's terminal does not read for 3 s.
+        try road.configure("session-command", "stty raw -echo; head -c \(SSHBenchmarks.stallBytes) /dev/zero")
+        let (peak, idle) = try road.stalledDevicePeak()
+        let sshPeak = try ssh.sshStalledPeak()
+        report.add(
+            "device peak RSS, 64 MiB burst, terminal stalled 3 s",
+            ours: "\(peak / 1024) MiB (\((peak - idle) / 1024) MiB above idle)", anchor: "\(sshPeak / 1024) MiB (ssh)",
+            ratio: "-", target: "bounded")
+
+        report.notes.append(
+            "All on loopback: herdr-relay (plain WebSocket, SQLite), herdr-host run and herdr-remote connect as separate processes; ssh -tt talks to the SSH suite's sshd. Keystrokes: \(min(keystrokes, 500)) one-byte round trips, 50 ms apart for both; bulk: median of \(runs) runs, wall time including the signed join, the XK handshake and the session's start."
+        )
+        report.notes.append(
+            "The frame cap allows 500 frames/s per room; the computer keeps to 456/s of at most 65505 output bytes (its share of the budget), 29.9 MB/s, 0.91× the cap's 32.8 MB/s."
+        )
+        return report
+    }
+}
+
+/// A relay, a computer with herdr-host run, and `devices` paired devices (`bench` on each).
+@MainActor
+final class BenchRelayRoad {
+    let directory: TemporaryDirectory
+    let relay: RelayProcess
+    let origin: String
+    let port: UInt16
+    private var agent: InteractiveProcess?
+    let devices: Int
+
+    init(devices: Int) throws {
+        directory = try TemporaryDirectory(prefix: "herdr-bench-terminal-")
+        let database = directory.appending("relay.sqlite").path
+        let first = try RelayProcess(
+            ["--listen", "127.0.0.1:0", "--origin", "http://127.0.0.1:1", "--db", database],
+            environment: ["ATTEST_REQUIRED": "false"])
+        port = first.port
+        _ = first.terminate()
+        origin = "http://127.0.0.1:\(port)"
+        // Every client here comes from 127.0.0.1: the per-address upgrade limit would throttle the
+        // 20 drops' reconnects (the agent's and the device's) as one noisy client.
+        relay = try RelayProcess(
+            [
+                "--listen", "127.0.0.1:\(port)", "--origin", origin, "--db", database, "--upgrades-per-minute",
+                "100000", "--log",
+            ],
+            environment: ["ATTEST_REQUIRED": "false"])
+        self.devices = devices
+        for index in 0..<devices { try pair(index) }
+        agent = try InteractiveProcess(BuiltProgram.path("herdr-host"), ["run"], environment: hostEnvironment)
+        guard
+            agent!.waitFor(
+                timeout: 60, { _, log in log.components(separatedBy: "parking in its room").count > devices })
+        else { throw FixtureError("the agent did not park: \(agent!.stderr)") }
+        // Parking is confirmed by the status file.
+        let deadline = now() + 60
+        while now() < deadline {
+            let status = try ProcessRunner.run(
+                BuiltProgram.path("herdr-host"), ["status"], environment: hostEnvironment)
+            if status.stdout.components(separatedBy: "parked").count > devices { break }
+            usleep(50_000)
+        }
+    }
+
+    func stop() {
+        agent?.signal(SIGTERM)
+        _ = agent?.wait(timeout: 15)
+        _ = relay.terminate()
+    }
+
+    var hostEnvironment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = directory.appending("host").path
+        return environment
+    }
+
+    func deviceEnvironment(_ index: Int) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = directory.appending("device-\(index)").path
+        return environment
+    }
+
+    func configure(_ key: String, _ value: String) throws {
+        let result = try ProcessRunner.run(
+            BuiltProgram.path("herdr-host"), ["config", key, value], environment: hostEnvironment)
+        guard result.status == 0 else { throw FixtureError("herdr-host config failed: \(result.stderr)") }
+    }
+
+    private func pair(_ index: Int) throws {
+        let host = try InteractiveProcess(
+            BuiltProgram.path("herdr-host"), ["pair", "--relay", origin, "--name", "bench"],
+            environment: hostEnvironment)
+        guard let code = host.waitForMatch(#"(herdr://companion\?\S+)"#), host.waitFor("waiting for a device") else {
+            throw FixtureError("herdr-host pair did not start: \(host.stdout)")
+        }
+        let device = try InteractiveProcess(
+            BuiltProgram.path("herdr-remote"), ["pair", code, "--yes", "--no-connect", "--name", "phone-\(index)"],
+            environment: deviceEnvironment(index))
+        guard let shown = device.waitForMatch(#"Type this code on [^:]+: (\d{3} \d{3})"#) else {
+            throw FixtureError("no code shown: \(device.stderr)")
+        }
+        // Typed once the computer asks (what was typed before the question is thrown away).
+        guard host.waitFor("Type the code it shows") else { throw FixtureError("not asked: \(host.stdout)") }
+        host.writeLine(shown)
+        guard device.wait(timeout: 30) == 0, host.wait(timeout: 30) == 0 else {
+            throw FixtureError("pairing failed: \(device.stderr) \(host.stdout)")
+        }
+    }
+
+    // MARK: - Resume
+
+    /// Kills the device's relay socket `drops` times; each time, seconds to the first new output.
+    func resumeTimes(drops: Int) throws -> [Double] {
+        let input = try PipePair()
+        let output = try PipePair()
+        let errors = try PipePair()
+        let device = try ChildProcess(
+            BuiltProgram.path("herdr-remote"), ["connect", "bench"], environment: deviceEnvironment(0),
+            stdin: input.read, stdout: output.write, stderr: errors.write)
+        close(input.read)
+        close(output.write)
+        close(errors.write)
+        defer {
+            device.signal(SIGTERM)
+            _ = device.wait()
+            close(input.write)
+            close(output.read)
+            close(errors.read)
+        }
+        let arrivals = ArrivalLog()
+        let (outputFD, errorFD) = (output.read, errors.read)
+        let reader = Thread {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while read(outputFD, &buffer, buffer.count) > 0 { arrivals.note(now()) }
+        }
+        reader.start()
+        let stderrReader = Thread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(errorFD, &buffer, buffer.count)
+                guard count > 0 else { break }
+                arrivals.noteText(String(decoding: buffer[0..<count], as: UTF8.self))
+            }
+        }
+        stderrReader.start()
+        guard arrivals.waitForOutput(after: 0, timeout: 30) != nil else { throw FixtureError("no output") }
+        var times: [Double] = []
+        for drop in 1...drops {
+            let killed = now()
+            do {
+                try killSockets(of: device.pid, remotePort: port)
+            } catch {
+                throw FixtureError("drop \(drop): \(error); the device said: \(arrivals.text)")
+            }
+            // Output still in the pipe when the socket died may land just after: only bytes after
+            // the resume count.
+            guard arrivals.waitForText("Reconnected", count: drop, timeout: 60),
+                let first = arrivals.waitForOutput(
+                    after: arrivals.lastTextTime(containing: "The link dropped"), timeout: 30)
+            else { throw FixtureError("no resume after drop \(drop): \(arrivals.text)") }
+            times.append(first - killed)
+        }
+        return times
+    }
+
+    /// `ss -K` on the sockets of `pid` connected to `remotePort` (found with `ss -tnp`: /proc/net/tcp
+    /// reads back only its first page through Foundation).
+    private func killSockets(of pid: pid_t, remotePort: UInt16) throws {
+        let listing = try ProcessRunner.run("ss", ["-tnpH", "state", "established"], check: true).stdout
+        var ports: [String] = []
+        for line in listing.split(separator: "\n") where line.contains("pid=\(pid),") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 4, fields[3].hasSuffix(":\(remotePort)"),
+                let local = fields[2].split(separator: ":").last
+            else { continue }
+            ports.append(String(local))
+        }
+        guard !ports.isEmpty else { throw FixtureError("herdr-remote has no socket to the relay: \(listing)") }
+        for localPort in ports {
+            _ = try ProcessRunner.run("ss", ["-K", "sport", "=", ":\(localPort)"], check: true)
+        }
+    }
+
+    // MARK: - Memory
+
+    /// herdr-host's RSS growth per attached idle session, all devices attached; and sshd's RSS for
+    /// one idle `ssh -tt` session (its per-session processes).
+    func hostMemoryPerIdleSession(ssh: SSHBenchmarks) throws -> (Int, Int) {
+        guard let agent else { throw FixtureError("no agent") }
+        let before = residentKiB(agent.process.pid)
+        var sessions: [InteractiveProcess] = []
+        for index in 0..<devices {
+            sessions.append(
+                try InteractiveProcess(
+                    BuiltProgram.path("herdr-remote"), ["connect", "bench"], environment: deviceEnvironment(index)))
+        }
+        guard agent.waitFor(timeout: 60, { _, log in log.components(separatedBy: "started a session").count > devices })
+        else { throw FixtureError("not every session started: \(agent.stderr)") }
+        usleep(500_000)
+        let after = residentKiB(agent.process.pid)
+        for session in sessions { session.signal(SIGTERM) }
+        for session in sessions { _ = session.wait(timeout: 15) }
+
+        // sshd: the processes a session adds under the listener.
+        guard let listener = ssh.server.pid else { throw FixtureError("sshd is not running") }
+        let childrenBefore = Set(Self.descendants(of: listener))
+        let child = try InteractiveProcess("ssh", ["-tt"] + ssh.sshArguments + ["exec cat"], environment: [:])
+        var added: [pid_t] = []
+        let deadline = now() + 30
+        while now() < deadline {
+            added = Self.descendants(of: listener).filter { !childrenBefore.contains($0) }
+            if added.count >= 2 { break }
+            usleep(50_000)
+        }
+        usleep(300_000)
+        let sshdKiB = added.map(residentKiB).reduce(0, +)
+        child.signal(SIGTERM)
+        _ = child.wait(timeout: 15)
+        return ((after - before) * 1024 / devices, sshdKiB * 1024)
+    }
+
+    /// herdr-remote's peak and idle RSS (KiB) while its stdout, a FIFO, is not read for 3 s during
+    /// a 64 MiB burst; then everything is read.
+    func stalledDevicePeak() throws -> (Int, Int) {
+        let fifo = directory.file("stall-fifo").path
+        unlink(fifo)
+        guard mkfifo(fifo, 0o600) == 0 else { throw FixtureError("mkfifo failed") }
+        let device = try InteractiveProcess(
+            "/bin/sh", ["-c", "exec \(BuiltProgram.path("herdr-remote")) connect bench > \(fifo)"],
+            environment: deviceEnvironment(0))
+        let reader = open(fifo, O_RDONLY)
+        guard reader >= 0 else { throw FixtureError("cannot open the FIFO") }
+        defer { close(reader) }
+        var byte: UInt8 = 0
+        guard read(reader, &byte, 1) == 1 else {
+            let status =
+                (try? ProcessRunner.run(BuiltProgram.path("herdr-host"), ["status"], environment: hostEnvironment))
+            throw FixtureError(
+                "no output: \(device.stderr); the agent's status: \(status?.stdout ?? "")")
+        }
+        let idle = residentKiB(device.process.pid)
+        var peak = idle
+        let end = now() + 3
+        while now() < end {
+            peak = max(peak, peakRSSKiB(pid: String(device.process.pid)))
+            usleep(50_000)
+        }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while read(reader, &buffer, buffer.count) > 0 {}
+        peak = max(peak, peakRSSKiB(pid: String(device.process.pid)))
+        _ = device.wait(timeout: 60)
+        return (peak, idle)
+    }
+
+    private static func descendants(of pid: pid_t) -> [pid_t] {
+        guard let children = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8) else {
+            return []
+        }
+        let direct = children.split(separator: " ").compactMap { pid_t($0) }
+        return direct + direct.flatMap(descendants)
+    }
+}
+
+/// The resident set of `pid` now (VmRSS), in KiB.
+func residentKiB(_ pid: pid_t) -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? 0
+    }
+    return 0
+}
+
+/// When output arrived, and the status lines, from the reader threads.
+final class ArrivalLog: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var times: [Double] = []
+    private var lines: [(Double, String)] = []
+
+    func note(_ time: Double) {
+        condition.withLock {
+            times.append(time)
+            condition.broadcast()
+        }
+    }
+
+    func noteText(_ text: String) {
+        condition.withLock {
+            lines.append((now(), text))
+            condition.broadcast()
+        }
+    }
+
+    var text: String { condition.withLock { lines.map(\.1).joined() } }
+
+    func lastTextTime(containing needle: String) -> Double {
+        condition.withLock { lines.last { $0.1.contains(needle) }?.0 ?? 0 }
+    }
+
+    /// The first output arrival after `time`.
+    func waitForOutput(after time: Double, timeout: Double) -> Double? {
+        let deadline = Date().addingTimeInterval(timeout)
+        return condition.withLock {
+            while true {
+                if let first = times.first(where: { $0 > time }) { return first }
+                guard condition.wait(until: deadline) else { return nil }
+            }
+        }
+    }
+
+    func waitForText(_ needle: String, count: Int, timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        return condition.withLock {
+            while lines.map(\.1).joined().components(separatedBy: needle).count <= count {
+                guard condition.wait(until: deadline) else { return false }
+            }
+            return true
+        }
+    }
+}
