@@ -318,37 +318,50 @@ public final class CompanionTerminalConnection: Sendable {
         case dropped(RelayConnectionEnd)
     }
 
-    /// Reads the computer's messages until the session ends or the connection does.
+    /// Handles the computer's messages on the connection's own thread (one handoff less per
+    /// frame) until the session ends or the connection does.
     private func serve(_ connection: RelayConnection) -> ServeEnd {
-        while let event = connection.receive(timeout: nil) {
+        let outcome = Mutex<ServeEnd?>(nil)
+        let decided = DispatchSemaphore(value: 0)
+        connection.deliver { [self] event in
+            guard outcome.withLock({ $0 == nil }) else { return }
+            let end: ServeEnd?
             switch event {
-            case .ended(let end):
-                return .dropped(end)
-            case .message(let frame):
-                let outputs: [RelayChannel.Output]
-                do {
-                    outputs = try outgoing.withLock { out throws(RelayChannelError) in
-                        guard var channel = out.channel else { return [] }
-                        defer { out.channel = channel }
-                        return try channel.receive(frame)
-                    }
-                } catch {
-                    // A frame that fails authentication: the path is broken; start over.
-                    connection.close()
-                    return .dropped(.failed(RelayClientError(.protocolViolation, "\(error)")))
-                }
-                for case .message(let bytes) in outputs where SessionMessage.isSession(bytes) {
-                    let message: SessionMessage
-                    do {
-                        message = try SessionMessage(parsing: bytes)
-                    } catch {
-                        return .finished(.failed(Failure(.protocolViolation, "the computer sent \(error)")))
-                    }
-                    if let end = handle(message) { return end }
-                }
+            case .ended(let why): end = .dropped(why)
+            case .message(let frame): end = receive(frame, on: connection)
             }
+            guard let end else { return }
+            outcome.withLock { $0 = end }
+            decided.signal()
         }
-        return .dropped(.closedLocally)
+        decided.wait()
+        return outcome.withLock { $0 } ?? .dropped(.closedLocally)
+    }
+
+    /// One frame from the computer: decrypted, parsed, handled; the end it means, or nil.
+    private func receive(_ frame: [UInt8], on connection: RelayConnection) -> ServeEnd? {
+        let outputs: [RelayChannel.Output]
+        do {
+            outputs = try outgoing.withLock { out throws(RelayChannelError) in
+                guard var channel = out.channel else { return [] }
+                defer { out.channel = channel }
+                return try channel.receive(frame)
+            }
+        } catch {
+            // A frame that fails authentication: the path is broken; start over.
+            connection.close()
+            return .dropped(.failed(RelayClientError(.protocolViolation, "\(error)")))
+        }
+        for case .message(let bytes) in outputs where SessionMessage.isSession(bytes) {
+            let message: SessionMessage
+            do {
+                message = try SessionMessage(parsing: bytes)
+            } catch {
+                return .finished(.failed(Failure(.protocolViolation, "the computer sent \(error)")))
+            }
+            if let end = handle(message) { return end }
+        }
+        return nil
     }
 
     private func handle(_ message: SessionMessage) -> ServeEnd? {

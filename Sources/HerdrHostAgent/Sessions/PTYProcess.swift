@@ -52,6 +52,8 @@ public final class PTYProcess: Sendable {
         var input: [UInt8] = []
         var inputHead = 0
         var hangingUp = false
+        /// The I/O thread closed the master: nobody may write to it any more.
+        var masterClosed = false
         /// The child ended (it is a zombie until the waiter reaps it, so its pid stays its own).
         var exit: (status: Int32?, signal: Int32?)?
         var reaped = false
@@ -141,18 +143,27 @@ public final class PTYProcess: Sendable {
         if raised { signal() }
     }
 
-    /// Queues keystrokes for the program. False (nothing queued) when more than
-    /// `maximumPendingInput` already waits, or the session is hanging up.
+    /// Hands keystrokes to the program: written at once when nothing waits before them (one
+    /// thread handoff less per keystroke), the rest queued for the I/O thread. False (nothing
+    /// taken) when more than `maximumPendingInput` already waits, or the session is hanging up.
     public func write(_ bytes: [UInt8]) -> Bool {
         guard !bytes.isEmpty else { return true }
-        let queued = state.withLock { shared in
-            guard !shared.hangingUp, shared.input.count - shared.inputHead + bytes.count <= Self.maximumPendingInput
-            else { return false }
-            shared.input += bytes
-            return true
+        let outcome = state.withLock { shared -> (taken: Bool, queued: Bool) in
+            guard !shared.hangingUp, !shared.masterClosed,
+                shared.input.count - shared.inputHead + bytes.count <= Self.maximumPendingInput
+            else { return (false, false) }
+            var start = 0
+            if shared.inputHead == shared.input.count {
+                let written = bytes.withUnsafeBytes { Glibc.write(master, $0.baseAddress, $0.count) }
+                if written < 0, errno != EAGAIN, errno != EINTR { return (true, false) }  // EIO: see writeInput
+                start = max(0, written)
+            }
+            guard start < bytes.count else { return (true, false) }
+            shared.input += bytes[start...]
+            return (true, true)
         }
-        if queued { signal() }
-        return queued
+        if outcome.queued { signal() }
+        return outcome.taken
     }
 
     /// The window size; the program gets SIGWINCH.
@@ -253,7 +264,10 @@ public final class PTYProcess: Sendable {
                 }
             }
         }
-        close(master)
+        state.withLock { shared in
+            shared.masterClosed = true
+            close(master)
+        }
         // The exit is reported once the child is known to have ended.
         while true {
             let exit = state.withLock { $0.exit }
@@ -269,20 +283,20 @@ public final class PTYProcess: Sendable {
         close(wake)
     }
 
+    /// Writes what is queued, under the lock so a direct `write` can never overtake it.
     private func writeInput() {
-        let pending = state.withLock { Array($0.input[$0.inputHead...]) }
-        guard !pending.isEmpty else { return }
-        let written = pending.withUnsafeBytes { Glibc.write(master, $0.baseAddress, $0.count) }
-        if written < 0, errno != EAGAIN, errno != EINTR {
-            // Nobody reads the terminal any more (EIO): the input has nowhere to go.
-            state.withLock { shared in
+        state.withLock { shared in
+            guard shared.inputHead < shared.input.count else { return }
+            let written = shared.input[shared.inputHead...].withUnsafeBytes {
+                Glibc.write(master, $0.baseAddress, $0.count)
+            }
+            if written < 0, errno != EAGAIN, errno != EINTR {
+                // Nobody reads the terminal any more (EIO): the input has nowhere to go.
                 shared.input = []
                 shared.inputHead = 0
+                return
             }
-            return
-        }
-        guard written > 0 else { return }
-        state.withLock { shared in
+            guard written > 0 else { return }
             shared.inputHead += written
             if shared.inputHead == shared.input.count {
                 shared.input = []
