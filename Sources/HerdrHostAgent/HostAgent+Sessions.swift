@@ -30,12 +30,14 @@ extension HostAgent {
         let now = Self.now()
         perform(loop.sessions.tick(now: now), loop)
         for slot in loop.slots.values where slot.state == "connected" {
-            guard var channel = slot.channel, channel.connection.queuedByteCount < Self.sendQueueLimit else { continue }
+            guard let connection = slot.channel?.connection, connection.queuedByteCount < Self.sendQueueLimit else {
+                continue
+            }
             let messages = loop.sessions.messages(for: slot.device.id, now: now)
             guard !messages.isEmpty else { continue }
             do {
-                for message in messages { try channel.send(message.bytes) }
-                slot.channel = channel
+                // In place (`slot.channel?.`), so its cipher states stay unshared.
+                for message in messages { try slot.channel?.send(message.bytes) }
             } catch {
                 log("\(slot.device.name): sending failed (\(error)); parking again")
                 drop(slot, loop)
@@ -91,9 +93,9 @@ extension HostAgent {
             command: SessionCommand.command(configured: settings.sessionCommand, session: name),
             environment: SessionCommand.environment(session: name), directory: SessionCommand.homeDirectory(),
             cols: cols, rows: rows)
-        let inputs = self.inputs
+        guard let work = loop.work else { return "the agent is stopping" }
         do {
-            loop.ptys[id] = try PTYProcess(launch) { event in inputs.push(.pty(id, event)) }
+            loop.ptys[id] = try PTYProcess(launch) { event in work.push(.pty(id, event)) }
             let who = loop.slots[device]?.device.name ?? "a device"
             let configured = !(settings.sessionCommand ?? "").trimmingCharacters(in: .whitespaces).isEmpty
             let what = name.map { "herdr session \($0)" } ?? "herdr's default session"

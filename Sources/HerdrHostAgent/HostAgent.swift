@@ -13,20 +13,18 @@ import RelayProtocol
 /// device that connects (a fresh XK handshake, the pinned static key only, the device's status).
 /// It logs no secret and no peer address.
 ///
-/// One loop on the caller's thread; each device's link and connection arrive through `inputs`.
+/// The loop's state is handled one input at a time under one lock (`CombiningQueue`): a frame on
+/// its connection's thread, a PTY's output on its I/O thread; the caller's thread keeps the
+/// timers and takes `inputs` from outside (`stop`).
 public final class HostAgent: Sendable {
     public enum Input: Sendable {
         case room(device: UUID, tag: Int, RoomPump.Event)
-        /// Whether the relay still holds the device's room (nil: it could not say).
-        case roomCheck(device: UUID, tag: Int, established: Bool?)
         /// A terminal session's PTY.
         case pty(HostSessionTable.SessionID, PTYProcess.Event)
+        /// Work done on another thread moved a deadline closer: the loop's thread recomputes its wait.
+        case timersChanged
         case stop
     }
-
-    /// Seconds between checks that a parked room still exists (a room deleted or expired while
-    /// the agent was away admits its signed join all the same, in open mode).
-    static let roomCheckInterval: TimeInterval = 600
 
     public let inputs = EventQueue<Input>()
     let directory: AgentDirectory
@@ -57,7 +55,6 @@ public final class HostAgent: Sendable {
         var channel: RelayChannel?
         var state = "connecting"
         var since = Date()
-        var lastRoomCheck: Date?
 
         init(device: PairedDevice, pump: RoomPump, tag: Int) {
             self.device = device
@@ -76,30 +73,56 @@ public final class HostAgent: Sendable {
         var generation = ""
         var started = Date()
         var statusDirty = true
+        /// Where inputs from the links, the PTYs and the room checks go.
+        var work: CombiningQueue<Input>?
+        /// When the loop's thread wakes next (monotonic seconds).
+        var loopWakesAt = 0.0
+        /// `run` is ending: inputs still arriving are ignored.
+        var shuttingDown = false
     }
 
     /// Runs until `stop` arrives, then stops every link.
     public func run() {
         let loop = Loop(sessions: HostSessionTable(settings: sessionSettings))
-        reconcile(loop)
+        let work = CombiningQueue<Input> { [self] batch in
+            guard !loop.shuttingDown else { return }
+            for input in batch { handle(input, loop) }
+            serveSessions(loop)
+            if loop.statusDirty { writeStatus(loop) }
+            // A deadline set here that the loop's thread would sleep through.
+            if Self.now() + wakeTimeout(loop) < loop.loopWakesAt - 0.001 { inputs.push(.timersChanged) }
+        }
+        loop.work = work
+        work.withLock { reconcile(loop) }
         var lastCheck = Date()
         while true {
-            if let input = inputs.next(timeout: wakeTimeout(loop)) {
+            let timeout = work.withLock {
+                let timeout = wakeTimeout(loop)
+                loop.loopWakesAt = Self.now() + timeout
+                return timeout
+            }
+            if let input = inputs.next(timeout: timeout) {
                 if case .stop = input { break }
-                handle(input, loop)
+                work.push(input)
             }
-            serveSessions(loop)
-            if Date().timeIntervalSince(lastCheck) >= 1 {
-                lastCheck = Date()
-                if registry.generation() != loop.generation { reconcile(loop) }
-                // A `pair` that held a room may have ended since.
-                if loop.slots.count != wanted(loop).count { reconcile(loop) }
+            work.withLock {
+                serveSessions(loop)
+                if Date().timeIntervalSince(lastCheck) >= 1 {
+                    lastCheck = Date()
+                    if registry.generation() != loop.generation { reconcile(loop) }
+                    // A `pair` that held a room may have ended since.
+                    if loop.slots.count != wanted(loop).count { reconcile(loop) }
+                }
+                if loop.statusDirty { writeStatus(loop) }
             }
-            if loop.statusDirty { writeStatus(loop) }
         }
-        for pty in loop.ptys.values { pty.hangUp() }
-        for slot in loop.slots.values { slot.pump.stop() }
-        for slot in loop.slots.values { slot.pump.link.waitUntilStopped(timeout: 3) }
+        let links = work.withLock {
+            loop.shuttingDown = true
+            for pty in loop.ptys.values { pty.hangUp() }
+            for slot in loop.slots.values { slot.pump.stop() }
+            return loop.slots.values.map(\.pump.link)
+        }
+        for link in links { link.waitUntilStopped(timeout: 3) }
         try? FileManager.default.removeItem(at: directory.agentStatusFile)
     }
 
@@ -164,12 +187,12 @@ public final class HostAgent: Sendable {
         loop.nextTag += 1
         let tag = loop.nextTag
         let id = device.id
-        let inputs = self.inputs
+        guard let work = loop.work else { return }
         // In the confirmed-not-established window the room is still a pairing room: the relay
         // admits the signed join there too (open mode takes any proof into such a room).
         let link = RelayLink(
             endpoint: endpoint, room: device.room, role: .mac, credential: .joinKey(key), options: linkOptions)
-        let pump = RoomPump(link: link, tag: tag) { tag, event in inputs.push(.room(device: id, tag: tag, event)) }
+        let pump = RoomPump(link: link, tag: tag) { tag, event in work.push(.room(device: id, tag: tag, event)) }
         loop.slots[device.id] = Slot(device: device, pump: pump, tag: tag)
         loop.statusDirty = true
         log("\(device.name): parking in its room at \(endpoint.host)")
@@ -205,31 +228,12 @@ public final class HostAgent: Sendable {
         }
     }
 
-    /// Asks the relay, on a thread of its own, whether an established device's room still has its
-    /// verifier; at most every `roomCheckInterval`.
-    private func checkRoom(_ slot: Slot) {
-        guard slot.device.established else { return }
-        if let last = slot.lastRoomCheck, Date().timeIntervalSince(last) < Self.roomCheckInterval { return }
-        slot.lastRoomCheck = Date()
-        guard let secret = try? registry.roomSecret(for: slot.device.id),
-            let key = try? RelayJoinKey(roomSecret: secret),
-            let endpoint = try? RelayEndpoint(parsing: slot.device.relay)
-        else { return }
-        let (id, tag, room, inputs) = (slot.device.id, slot.tag, slot.device.room, self.inputs)
-        let thread = Thread {
-            let established = try? RelayHTTPClient(endpoint: endpoint).roomIsEstablished(
-                room: room, verifier: key.verifier)
-            inputs.push(.roomCheck(device: id, tag: tag, established: established))
-        }
-        thread.name = "room check"
-        thread.start()
-    }
-
     private func received(_ frame: [UInt8], _ slot: Slot, _ loop: Loop) {
-        guard var channel = slot.channel else { return }
+        guard slot.channel != nil else { return }
         do {
-            let outputs = try channel.receive(frame)
-            slot.channel = channel
+            // In place: a copy would share the cipher states and make the next message build a
+            // fresh cipher context.
+            let outputs = try slot.channel?.receive(frame) ?? []
             for output in outputs {
                 switch output {
                 case .established(let established):
@@ -302,10 +306,8 @@ public final class HostAgent: Sendable {
     }
 
     private func send(_ message: CompanionMessage, _ slot: Slot, _ loop: Loop) {
-        guard var channel = slot.channel else { return }
         do {
-            try channel.send(message.bytes)
-            slot.channel = channel
+            try slot.channel?.send(message.bytes)
         } catch {
             drop(slot, loop)
         }

@@ -19,13 +19,8 @@ final class ConnectionWorker {
     private var transport: RelayTransport?
     private var decoder = WebSocketFrameDecoder(role: .client, maximumMessageSize: RelayLimits.frameSize)
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
-    /// Whole frames waiting for the socket, from `writeOffset` on.
-    private var writeBuffer: [UInt8] = []
-    private var writeOffset = 0
-    private var closeSent = false
-    /// TLS asked for the other readiness.
-    private var readWantsWritable = false
-    private var writeWantsReadable = false
+    /// The socket once admitted, shared with senders.
+    private let io: ConnectionIO
 
     /// Payload bytes taken from the shared queue per turn, so writing and reading interleave.
     static let writeBatch = 256 * 1024
@@ -34,6 +29,7 @@ final class ConnectionWorker {
         self.setup = setup
         self.shared = shared
         self.wakeFD = shared.wakeDescriptor
+        self.io = shared.io
     }
 
     deinit { readBuffer.deallocate() }
@@ -48,8 +44,10 @@ final class ConnectionWorker {
             shared.finish(error.kind == .cancelled ? .closedLocally : .failed(error))
             return
         }
+        if let transport { io.attach(transport) }
         shared.setAdmission(.success(token))
         let end = loop()
+        io.detach()
         transport = nil
         shared.finish(end)
     }
@@ -227,20 +225,15 @@ final class ConnectionWorker {
         if let end = processDecoded() { return end }
         while true {
             // Outgoing: new frames once the buffer has drained, and the close once asked.
-            if !closeSent {
-                let drained = writeOffset == writeBuffer.count
-                let (frames, close) = shared.takeOutgoing(budget: drained ? Self.writeBatch : 0)
-                for frame in frames { append(frame) }
-                if close {
-                    append(WebSocketFrameEncoder.closeFrame(code: 1000, reason: "", maskKey: Self.makeMaskKey()))
-                    closeSent = true
-                    closeDeadline = MonotonicClock.now + options.closeTimeout
-                }
+            let closing = io.takeQueued(from: shared, budget: Self.writeBatch) {
+                WebSocketFrameEncoder.closeFrame(code: 1000, reason: "", maskKey: Self.makeMaskKey())
             }
+            if closing { closeDeadline = MonotonicClock.now + options.closeTimeout }
             if let end = flush() { return end }
 
             // Timers.
             let now = MonotonicClock.now
+            let closeSent = io.isCloseSent
             if let closeDeadline, now >= closeDeadline { return .closedLocally }
             if !closeSent && !readPaused {
                 if let deadline = pongDeadline, now >= deadline {
@@ -250,7 +243,7 @@ final class ConnectionWorker {
                             "the relay did not answer a ping within \(Self.seconds(options.pongTimeout))"))
                 }
                 if pongDeadline == nil && now >= nextPing {
-                    append(WebSocketFrameEncoder.frame(.ping, [], maskKey: Self.makeMaskKey()))
+                    io.append(WebSocketFrameEncoder.frame(.ping, [], maskKey: Self.makeMaskKey()))
                     pongDeadline = now + options.pongTimeout
                     nextPing = now + options.pingInterval
                     continue
@@ -278,10 +271,12 @@ final class ConnectionWorker {
             if !closeSent && !readPaused {
                 wake = wake.earlier(Deadline(at: pongDeadline ?? nextPing))
             }
-            let pendingWrite = writeOffset < writeBuffer.count
+            let readiness = io.readiness
             var events: Int16 = 0
-            if !readPaused || writeWantsReadable { events |= Int16(POLLIN) }
-            if (pendingWrite && !writeWantsReadable) || readWantsWritable { events |= Int16(POLLOUT) }
+            if !readPaused || readiness.writeWantsReadable { events |= Int16(POLLIN) }
+            if (readiness.pendingWrite && !readiness.writeWantsReadable) || readiness.readWantsWritable {
+                events |= Int16(POLLOUT)
+            }
             var fds = [
                 pollfd(fd: transport.fd, events: events, revents: 0),
                 pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
@@ -293,10 +288,10 @@ final class ConnectionWorker {
             }
             if fds[1].revents != 0 { RelayTransport.drainWake(wakeFD) }
             let socketEvents = fds[0].revents
-            if socketEvents & Int16(POLLOUT) != 0 && readWantsWritable { readWantsWritable = false }
-            if socketEvents & Int16(POLLIN) != 0 && writeWantsReadable { writeWantsReadable = false }
+            io.socketBecame(
+                readable: socketEvents & Int16(POLLIN) != 0, writable: socketEvents & Int16(POLLOUT) != 0)
             let canRead = !readPaused || closeSent
-            if canRead && !readWantsWritable
+            if canRead && io.mayRead
                 && socketEvents & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0
             {
                 if let end = readAvailable(&pongDeadline) { return end }
@@ -306,28 +301,24 @@ final class ConnectionWorker {
 
     /// Reads what the socket has (a bounded amount per turn) and handles every whole message.
     private func readAvailable(_ pongDeadline: inout Double?) -> RelayConnectionEnd? {
-        guard let transport else { return .failed(RelayClientError(.connectionLost, "no connection")) }
         var rounds = 0
         repeat {
             rounds += 1
-            switch transport.read(into: readBuffer) {
+            switch io.read(into: readBuffer) {
             case .bytes(let count):
                 decoder.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
                 if let end = processDecoded(&pongDeadline) { return end }
-            case .wantRead:
-                return nil
-            case .wantWrite:
-                readWantsWritable = true
+            case .wantRead, .wantWrite:
                 return nil
             case .closed:
-                if closeSent { return .closedLocally }
+                if io.isCloseSent { return .closedLocally }
                 return .failed(
                     RelayClientError(.connectionLost, "the relay closed the connection without a WebSocket close"))
             case .failed(let error):
-                if closeSent { return .closedLocally }
+                if io.isCloseSent { return .closedLocally }
                 return .failed(error)
             }
-        } while rounds < 16 && (transport.hasBufferedInput || rounds < 4)
+        } while rounds < 16 && (io.hasBufferedInput || rounds < 4)
         return nil
     }
 
@@ -342,7 +333,7 @@ final class ConnectionWorker {
             do {
                 message = try decoder.next()
             } catch {
-                append(
+                io.append(
                     WebSocketFrameEncoder.closeFrame(
                         code: error.closeCode, reason: error.reason, maskKey: Self.makeMaskKey()))
                 _ = flush()
@@ -356,15 +347,16 @@ final class ConnectionWorker {
             case .text:
                 continue  // nothing but binary is spliced after admission
             case .ping(let payload):
-                if !closeSent { append(WebSocketFrameEncoder.frame(.pong, payload, maskKey: Self.makeMaskKey())) }
+                io.appendUnlessClosing(WebSocketFrameEncoder.frame(.pong, payload, maskKey: Self.makeMaskKey()))
             case .pong:
                 pongDeadline = nil
             case .close(let code, let reason):
-                if closeSent { return .closedLocally }
-                append(WebSocketFrameEncoder.closeFrame(code: code ?? 1000, reason: "", maskKey: Self.makeMaskKey()))
-                closeSent = true
+                if io.isCloseSent { return .closedLocally }
+                io.append(
+                    WebSocketFrameEncoder.closeFrame(code: code ?? 1000, reason: "", maskKey: Self.makeMaskKey()),
+                    closing: true)
                 _ = flush()
-                transport?.shutdownWrite()
+                io.shutdownWrite()
                 return .closedByRelay(RelayClose(code: code ?? 1005, reason: reason))
             }
         }
@@ -372,39 +364,18 @@ final class ConnectionWorker {
 
     // MARK: - Writing
 
-    private func append(_ frame: [UInt8]) {
-        if writeOffset == writeBuffer.count {
-            writeBuffer.removeAll(keepingCapacity: writeBuffer.capacity <= 512 * 1024)
-            writeOffset = 0
-        } else if writeOffset > 256 * 1024 && writeOffset * 2 > writeBuffer.count {
-            writeBuffer.removeFirst(writeOffset)
-            writeOffset = 0
-        }
-        writeBuffer += frame
-    }
-
     /// Writes as much as the socket takes now; an end if the socket failed.
     private func flush() -> RelayConnectionEnd? {
-        guard let transport else { return nil }
-        while writeOffset < writeBuffer.count && !writeWantsReadable {
-            let result = writeBuffer.withUnsafeBytes { all in
-                transport.write(UnsafeRawBufferPointer(rebasing: all[writeOffset...]))
-            }
-            switch result {
-            case .bytes(let count): writeOffset += count
-            case .wantWrite: return nil
-            case .wantRead:
-                writeWantsReadable = true
-                return nil
-            case .closed:
-                if closeSent { return .closedLocally }
-                return .failed(RelayClientError(.connectionLost, "the relay closed the connection"))
-            case .failed(let error):
-                if closeSent { return .closedLocally }
-                return .failed(error)
-            }
+        switch io.flush() {
+        case .closed?:
+            if io.isCloseSent { return .closedLocally }
+            return .failed(RelayClientError(.connectionLost, "the relay closed the connection"))
+        case .failed(let error)?:
+            if io.isCloseSent { return .closedLocally }
+            return .failed(error)
+        default:
+            return nil
         }
-        return nil
     }
 
     // MARK: - Helpers

@@ -24,6 +24,9 @@ public final class EventQueue<Element: Sendable>: Sendable {
         self.onTake = onTake
     }
 
+    /// Whether nothing waits.
+    public var isEmpty: Bool { condition.withLock { state.head == state.items.count } }
+
     /// The summed weight of what waits.
     var weight: Int { condition.withLock { state.weight } }
 

@@ -163,7 +163,8 @@ public final class RelayConnection: Sendable {
 
     // MARK: - Sending
 
-    /// Queues one binary frame (at most 256 KiB). Never blocks; thread-safe.
+    /// Sends one binary frame (at most 256 KiB): written to the socket at once when nothing waits
+    /// before it, else queued for the connection's thread. Never blocks; thread-safe.
     ///
     /// Throws `frameTooLarge`, `backpressure` (queue full: nothing queued; see
     /// `waitUntilWritable`), or `closed` once the connection is closing or ended.
@@ -173,7 +174,12 @@ public final class RelayConnection: Sendable {
                 .frameTooLarge, "a relay frame carries at most \(RelayLimits.frameSize) bytes, not \(bytes.count)")
         }
         let frame = WebSocketFrameEncoder.frame(.binary, bytes, maskKey: ConnectionWorker.makeMaskKey())
-        try shared.enqueue(frame, payloadCount: bytes.count, limit: options.maximumQueuedBytes)
+        let shared = self.shared
+        switch shared.io.writeDirectly(frame, allowed: { shared.takesDirectWrites }) {
+        case .written: return
+        case .buffered: shared.wake()
+        case .notTaken: try shared.enqueue(frame, payloadCount: bytes.count, limit: options.maximumQueuedBytes)
+        }
     }
 
     /// Blocks until the outgoing queue holds at most half of `maximumQueuedBytes` (true), or the
@@ -285,6 +291,22 @@ final class ConnectionShared: @unchecked Sendable {
     }
 
     var queuedBytes: Int { condition.withLock { queued } }
+
+    /// The socket, shared by the connection's thread and senders once admitted.
+    let io = ConnectionIO()
+
+    /// Whether a frame may go to the socket directly: admitted, not closing, nothing queued.
+    var takesDirectWrites: Bool {
+        condition.withLock {
+            guard case .success? = admission else { return false }
+            return !closeRequested && ending == nil && outgoingHead == outgoing.count
+        }
+    }
+
+    /// Wakes the connection's thread (a frame left half-written needs it).
+    func wake() {
+        condition.withLock { wakeLocked() }
+    }
 
     func waitForSpace(limit: Int, timeout: Double?) -> Bool {
         let deadline = timeout.map { Deadline(seconds: $0) } ?? .never

@@ -2,6 +2,7 @@ import Foundation
 import HerdrCrypto
 import RelayClient
 import RelayProtocol
+import Synchronization
 import TLS
 import TestSupport
 import Testing
@@ -312,6 +313,68 @@ struct RelayConnectionTests {
             try RelayHTTPClient(endpoint: wrongName, timeout: 5).healthz()
         }
         #expect(mismatch.kind == .tls)
+    }
+
+    @Test(
+        "frames sent from several threads at once, small and large, arrive whole and in each sender's order",
+        arguments: [false, true])
+    func concurrentSenders(tls: Bool) throws {
+        let directory = try TemporaryDirectory(prefix: "relay-client-senders-")
+        let certificate = try TestCertificate(in: directory, name: "relay", commonName: "relay.test")
+        let relay = try TestRelay(
+            tls: tls
+                ? try TLSContext.server(certificateChainFile: certificate.certificate, privateKeyFile: certificate.key)
+                : nil)
+        let endpoint = tls ? relay.endpoint.trusting(certificatesFile: certificate.certificate) : relay.endpoint
+        let room = randomRoom()
+        let mac = try RelayConnection.connect(
+            to: endpoint, room: room, role: .mac, credential: .none, options: quickOptions())
+        let phone = try RelayConnection.connect(
+            to: endpoint, room: room, role: .phone, credential: .none, options: quickOptions())
+        defer {
+            mac.close()
+            phone.close()
+        }
+        // 4 × 100 frames stay under the room's 500 frames a second. Small ones go straight from
+        // `send` to the socket while nothing waits; 128 KiB ones, four senders at once, fill it,
+        // so part of a frame is left to the connection's thread and the next ones queue.
+        let senders = 4
+        let perSender = 100
+        @Sendable func frame(_ sender: Int, _ index: Int) -> [UInt8] {
+            let size = index % 10 == 9 ? 128 * 1024 : 3 + (index * 37) % 2000
+            var bytes = [UInt8](repeating: UInt8(truncatingIfNeeded: sender &* 31 &+ index), count: size)
+            bytes[0] = UInt8(sender)
+            bytes[1] = UInt8(index)
+            return bytes
+        }
+        let failures = Mutex(0)
+        let threads = (0..<senders).map { sender in
+            Thread {
+                for index in 0..<perSender {
+                    while true {
+                        do {
+                            try mac.send(frame(sender, index))
+                            break
+                        } catch let error as RelayClientError where error.kind == .backpressure {
+                            if mac.waitUntilWritable(timeout: 10) { continue }
+                        } catch {}
+                        failures.withLock { $0 += 1 }
+                        return
+                    }
+                }
+            }
+        }
+        for thread in threads { thread.start() }
+        var next = [Int](repeating: 0, count: senders)
+        for _ in 0..<(senders * perSender) {
+            let received = try expectMessage(phone, timeout: 10)
+            let sender = Int(received.first ?? 255)
+            try #require(sender < senders, "a frame from sender \(sender), \(received.count) bytes")
+            #expect(received == frame(sender, next[sender]), "sender \(sender)'s frame \(next[sender])")
+            next[sender] += 1
+        }
+        #expect(next == [Int](repeating: perSender, count: senders))
+        #expect(failures.withLock { $0 } == 0)
     }
 
     /// 1 byte and 256 KiB, each way, intact.

@@ -187,10 +187,7 @@ public final class CompanionTerminalConnection: Sendable {
             return control.connection
         }
         outgoing.withLock { out in
-            if let stream = out.stream, var channel = out.channel {
-                try? channel.send(SessionMessage.close(stream: stream).bytes)
-                out.channel = channel
-            }
+            if let stream = out.stream { try? out.channel?.send(SessionMessage.close(stream: stream).bytes) }
         }
         connection?.close()
         wakeUp.signal()
@@ -201,8 +198,9 @@ public final class CompanionTerminalConnection: Sendable {
 
     /// Sends what waits, as far as the budget allows; schedules another try for the rest.
     private func flush(_ out: inout Outgoing) {
-        guard var channel = out.channel, let stream = out.stream else { return }
-        defer { out.channel = channel }
+        // The channel is used in place (`out.channel?.`): a copy would share its cipher states,
+        // and each message would then pay for a fresh cipher context.
+        guard out.channel != nil, let stream = out.stream else { return }
         let now = Self.now()
         while out.budget.wait(now: now) == 0 {
             let message: SessionMessage
@@ -224,7 +222,7 @@ public final class CompanionTerminalConnection: Sendable {
             }
             _ = out.budget.take(now: now)
             // A failed send means the connection is ending: its thread will notice and resume.
-            try? channel.send(message.bytes)
+            try? out.channel?.send(message.bytes)
         }
         guard !out.flushScheduled else { return }
         out.flushScheduled = true
@@ -343,9 +341,7 @@ public final class CompanionTerminalConnection: Sendable {
         let outputs: [RelayChannel.Output]
         do {
             outputs = try outgoing.withLock { out throws(RelayChannelError) in
-                guard var channel = out.channel else { return [] }
-                defer { out.channel = channel }
-                return try channel.receive(frame)
+                try out.channel?.receive(frame) ?? []
             }
         } catch {
             // A frame that fails authentication: the path is broken; start over.
