@@ -24,10 +24,19 @@ struct RelayTerminalBenchmarks {
         // 20 a second (a fast typist; back to back they would pass the relay's 500 frames/s).
         try road.configure("session-command", SSHBenchmarks.echoCommand)
         let count = min(keystrokes, 500)
-        let ours = try ssh.pipeRoundTrips(
-            executable: BuiltProgram.path("herdr-remote"), arguments: ["connect", "bench"],
-            environment: road.deviceEnvironment(0), count: count, pace: 0.05)
-        let anchor = try ssh.sshKeystrokeRoundTrips(count: count, pace: 0.05)
+        // The two programs take turns, so both see the same moments of the machine's load.
+        let (ours, anchor) = try {
+            let relayEcho = try PipedEcho(
+                executable: BuiltProgram.path("herdr-remote"), arguments: ["connect", "bench"],
+                environment: road.deviceEnvironment(0))
+            defer { relayEcho.stop() }
+            let sshEcho = try PipedEcho(
+                executable: "ssh", arguments: ["-tt"] + ssh.sshArguments + [SSHBenchmarks.echoCommand],
+                environment: nil)
+            defer { sshEcho.stop() }
+            let samples = try interleavedRoundTrips([relayEcho, sshEcho], count: count, pace: 0.05)
+            return (samples[0], samples[1])
+        }()
         for (p, name, target) in [(0.5, "p50", "≤ 1.25×"), (0.99, "p99", "≤ 1.5×")] {
             report.add(
                 "keystroke echo \(name), herdr-remote through the relay",
@@ -40,10 +49,13 @@ struct RelayTerminalBenchmarks {
         try road.configure("session-command", "stty -opost; cat \(ssh.bigFile.path)")
         var oursSeconds: [Double] = []
         var sshSeconds: [Double] = []
-        for _ in 0..<runs {
+        for run in 0..<runs {
             let start = now()
+            // Each run on another device's room: a room carries at most 512 MiB a day (the relay's
+            // quota), two of these runs.
             let (bytes, status) = try ssh.countOutput(
-                of: BuiltProgram.path("herdr-remote"), ["connect", "bench"], environment: road.deviceEnvironment(0))
+                of: BuiltProgram.path("herdr-remote"), ["connect", "bench"],
+                environment: road.deviceEnvironment(1 + run % 7))
             guard status == 0, bytes == SSHBenchmarks.bulkBytes else {
                 throw FixtureError("cat through the relay gave \(bytes) bytes, status \(status)")
             }
@@ -88,7 +100,7 @@ struct RelayTerminalBenchmarks {
             ratio: "-", target: "bounded")
 
         report.notes.append(
-            "All on loopback: herdr-relay (plain WebSocket, SQLite), herdr-host run and herdr-remote connect as separate processes; ssh -tt talks to the SSH suite's sshd. Keystrokes: \(min(keystrokes, 500)) one-byte round trips, 50 ms apart for both; bulk: median of \(runs) runs, wall time including the signed join, the XK handshake and the session's start."
+            "All on loopback: herdr-relay (plain WebSocket, SQLite), herdr-host run and herdr-remote connect as separate processes; ssh -tt talks to the SSH suite's sshd. Keystrokes: \(min(keystrokes, 500)) one-byte round trips for each, 50 ms apart, the two programs taking turns; bulk: median of \(runs) runs, wall time including the signed join, the XK handshake and the session's start."
         )
         report.notes.append(
             "The frame cap allows 500 frames/s per room; the computer keeps to 456/s of at most 65505 output bytes (its share of the budget), 29.9 MB/s, 0.91× the cap's 32.8 MB/s."
@@ -222,7 +234,9 @@ final class BenchRelayRoad {
             }
         }
         stderrReader.start()
-        guard arrivals.waitForOutput(after: 0, timeout: 30) != nil else { throw FixtureError("no output") }
+        guard arrivals.waitForOutput(after: 0, timeout: 30) != nil else {
+            throw FixtureError("no output from the resume session; the device said: \(arrivals.text)")
+        }
         var times: [Double] = []
         for drop in 1...drops {
             let killed = now()

@@ -266,63 +266,18 @@ final class SSHBenchmarks {
         return try pipeRoundTrips(executable: client, arguments: ["connect", "bench-echo"], environment: environment)
     }
 
-    func sshKeystrokeRoundTrips(count: Int? = nil, pace: Double = 0) throws -> [Double] {
-        try pipeRoundTrips(
-            executable: "ssh", arguments: ["-tt"] + sshArguments + [Self.echoCommand], environment: nil, count: count,
-            pace: pace)
+    private func sshKeystrokeRoundTrips() throws -> [Double] {
+        try pipeRoundTrips(executable: "ssh", arguments: ["-tt"] + sshArguments + [Self.echoCommand], environment: nil)
     }
 
-    /// Writes one byte at a time to a program's stdin and times until it appears on its stdout:
-    /// `count` keystrokes (default: the suite's), each started `pace` seconds after the last.
-    func pipeRoundTrips(
-        executable: String, arguments: [String], environment: [String: String]?, count: Int? = nil, pace: Double = 0
-    ) throws -> [Double] {
-        let input = try PipePair()
-        let output = try PipePair()
-        let child = try ChildProcess(
-            executable, arguments, environment: environment, stdin: input.read, stdout: output.write)
-        close(input.read)
-        close(output.write)
-        defer {
-            close(input.write)
-            close(output.read)
-            child.signal(SIGTERM)
-            child.wait()
-        }
-        func readByte(timeout: Double) -> UInt8? {
-            var fds = [pollfd(fd: output.read, events: Int16(POLLIN), revents: 0)]
-            guard poll(&fds, 1, Int32(timeout * 1000)) > 0 else { return nil }
-            var byte: UInt8 = 0
-            return read(output.read, &byte, 1) == 1 ? byte : nil
-        }
-        var warmed = false
-        for _ in 0..<400 where !warmed {
-            var w = UInt8(ascii: "w")
-            _ = write(input.write, &w, 1)
-            while let byte = readByte(timeout: 0.05) { if byte == w { warmed = true } }
-        }
-        guard warmed else { throw FixtureError("\(executable) never echoed") }
-        var samples: [Double] = []
-        var next = now()
-        for index in 0..<(count ?? keystrokes) {
-            if pace > 0 {
-                let wait = next - now()
-                if wait > 0 { usleep(UInt32(wait * 1e6)) }
-                next = max(next + pace, now())
-            }
-            var byte = UInt8(ascii: "a") + UInt8(index % 26)
-            let start = now()
-            _ = write(input.write, &byte, 1)
-            var seen = false
-            while !seen {
-                guard let got = readByte(timeout: 5) else {
-                    throw FixtureError("\(executable): no echo for keystroke \(index)")
-                }
-                seen = got == byte
-            }
-            samples.append(now() - start)
-        }
-        return samples
+    /// Writes one byte at a time to a program's stdin and times until it appears on its stdout,
+    /// the suite's number of keystrokes back to back.
+    private func pipeRoundTrips(executable: String, arguments: [String], environment: [String: String]?) throws
+        -> [Double]
+    {
+        let program = try PipedEcho(executable: executable, arguments: arguments, environment: environment)
+        defer { program.stop() }
+        return try interleavedRoundTrips([program], count: keystrokes, pace: 0)[0]
     }
 
     // MARK: Memory under a stalled consumer

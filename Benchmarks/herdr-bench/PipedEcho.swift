@@ -1,0 +1,76 @@
+import Foundation
+import Glibc
+import TestSupport
+
+/// A program whose stdin and stdout are pipes, running an echo (`stty raw -echo; exec cat` on the
+/// far side): one-byte round trips, timed from the write to the byte coming back.
+final class PipedEcho {
+    let executable: String
+    private let input: PipePair
+    private let output: PipePair
+    private let child: ChildProcess
+
+    /// Starts the program and waits until it echoes at all (the far side may still be starting).
+    init(executable: String, arguments: [String], environment: [String: String]?) throws {
+        self.executable = executable
+        input = try PipePair()
+        output = try PipePair()
+        child = try ChildProcess(
+            executable, arguments, environment: environment, stdin: input.read, stdout: output.write)
+        close(input.read)
+        close(output.write)
+        var warmed = false
+        for _ in 0..<400 where !warmed {
+            var w = UInt8(ascii: "w")
+            _ = write(input.write, &w, 1)
+            while let byte = readByte(timeout: 0.05) { if byte == w { warmed = true } }
+        }
+        guard warmed else {
+            stop()
+            throw FixtureError("\(executable) never echoed")
+        }
+    }
+
+    /// Seconds from writing `byte` to reading it back.
+    func roundTrip(_ byte: UInt8, index: Int) throws -> Double {
+        var byte = byte
+        let start = now()
+        _ = write(input.write, &byte, 1)
+        while true {
+            guard let got = readByte(timeout: 5) else {
+                throw FixtureError("\(executable): no echo for keystroke \(index)")
+            }
+            if got == byte { return now() - start }
+        }
+    }
+
+    func stop() {
+        close(input.write)
+        close(output.read)
+        child.signal(SIGTERM)
+        child.wait()
+    }
+
+    private func readByte(timeout: Double) -> UInt8? {
+        var fds = [pollfd(fd: output.read, events: Int16(POLLIN), revents: 0)]
+        guard poll(&fds, 1, Int32(timeout * 1000)) > 0 else { return nil }
+        var byte: UInt8 = 0
+        return read(output.read, &byte, 1) == 1 ? byte : nil
+    }
+}
+
+/// `count` keystroke round trips through each program, taken in turn (one of each per `pace`
+/// seconds), so both see the same moments of a machine whose load drifts.
+func interleavedRoundTrips(_ programs: [PipedEcho], count: Int, pace: Double) throws -> [[Double]] {
+    var samples = [[Double]](repeating: [], count: programs.count)
+    var next = now()
+    for index in 0..<count {
+        for (which, program) in programs.enumerated() {
+            let wait = next - now()
+            if wait > 0 { usleep(UInt32(wait * 1e6)) }
+            next = max(next + pace / Double(programs.count), now())
+            samples[which].append(try program.roundTrip(UInt8(ascii: "a") + UInt8(index % 26), index: index))
+        }
+    }
+    return samples
+}
