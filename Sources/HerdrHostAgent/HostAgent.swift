@@ -19,12 +19,18 @@ import RelayProtocol
 public final class HostAgent: Sendable {
     public enum Input: Sendable {
         case room(device: UUID, tag: Int, RoomPump.Event)
+        /// Whether the relay still holds the device's room (nil: it could not say).
+        case roomCheck(device: UUID, tag: Int, established: Bool?)
         /// A terminal session's PTY.
         case pty(HostSessionTable.SessionID, PTYProcess.Event)
         /// Work done on another thread moved a deadline closer: the loop's thread recomputes its wait.
         case timersChanged
         case stop
     }
+
+    /// Seconds between checks that a parked room still exists: a room deleted or expired while
+    /// the agent was away admits its signed join all the same, in open mode.
+    static let roomCheckInterval: TimeInterval = 600
 
     public let inputs = EventQueue<Input>()
     let directory: AgentDirectory
@@ -55,6 +61,7 @@ public final class HostAgent: Sendable {
         var channel: RelayChannel?
         var state = "connecting"
         var since = Date()
+        var lastRoomCheck: Date?
 
         init(device: PairedDevice, pump: RoomPump, tag: Int) {
             self.device = device
@@ -202,6 +209,15 @@ public final class HostAgent: Sendable {
 
     private func handle(_ input: Input, _ loop: Loop) {
         if case .pty(let id, let event) = input { return ptyEvent(id, event, loop) }
+        if case .roomCheck(let id, let tag, let established) = input {
+            guard established == false, let slot = loop.slots[id], slot.tag == tag else { return }
+            // The room lost its verifier: the device removed the pairing (or it expired).
+            slot.pump.stop()
+            perform(loop.sessions.forget(id), loop)
+            loop.slots[id] = nil
+            loop.statusDirty = true
+            return stopped(slot, .roomDeleted)
+        }
         guard case .room(let id, let tag, let event) = input, let slot = loop.slots[id], slot.tag == tag else { return }
         switch event {
         case .admitted(let connection):
@@ -211,6 +227,7 @@ public final class HostAgent: Sendable {
             else { return connection.close() }
             slot.channel = RelayChannel(connection: connection, handshake: handshake)
             setState(slot, "parked", loop)
+            checkRoom(slot, loop)
         case .frame(let frame):
             received(frame, slot, loop)
         case .connectionEnded:
@@ -226,6 +243,26 @@ public final class HostAgent: Sendable {
             loop.statusDirty = true
             stopped(slot, reason)
         }
+    }
+
+    /// Asks the relay, on a thread of its own, whether an established device's room still has its
+    /// verifier; at most every `roomCheckInterval`.
+    private func checkRoom(_ slot: Slot, _ loop: Loop) {
+        guard slot.device.established, let work = loop.work else { return }
+        if let last = slot.lastRoomCheck, Date().timeIntervalSince(last) < Self.roomCheckInterval { return }
+        slot.lastRoomCheck = Date()
+        guard let secret = try? registry.roomSecret(for: slot.device.id),
+            let key = try? RelayJoinKey(roomSecret: secret),
+            let endpoint = try? RelayEndpoint(parsing: slot.device.relay)
+        else { return }
+        let (id, tag, room) = (slot.device.id, slot.tag, slot.device.room)
+        let thread = Thread {
+            let established = try? RelayHTTPClient(endpoint: endpoint).roomIsEstablished(
+                room: room, verifier: key.verifier)
+            work.push(.roomCheck(device: id, tag: tag, established: established))
+        }
+        thread.name = "room check"
+        thread.start()
     }
 
     private func received(_ frame: [UInt8], _ slot: Slot, _ loop: Loop) {

@@ -264,6 +264,26 @@ import Testing
         _ = agent.wait(timeout: 15)
     }
 
+    /// A pairing removed on the device while the computer's agent was not running: in open mode the
+    /// relay admits the agent's signed join into the emptied room all the same, so the agent asks
+    /// the relay whether the room still has its verifier, says so, and stops parking for it.
+    @Test func aPairingRemovedWhileTheAgentWasAwayIsNoticed() throws {
+        let road = try RelayRoadFixture()
+        try road.pair()
+        #expect(try road.registry.devices().first?.established == true, "the pairing registered its room")
+        let removed = try ProcessRunner.run(
+            BuiltProgram.path("herdr-remote"), ["remove", "studio"], environment: road.deviceEnvironment("phone"))
+        #expect(removed.status == 0, "\(removed.stderr)")
+        let agent = try road.startAgent(parkedFor: 0)
+        #expect(
+            agent.waitFor("the pairing was removed on the device (or expired); pair again with: herdr-host pair"),
+            "\(agent.stderr)")
+        #expect(try road.registry.devices().first?.ended != nil)
+        #expect(road.waitForAgent { $0.rooms.isEmpty }, "no longer parked for it")
+        agent.signal(SIGTERM)
+        #expect(agent.wait(timeout: 15) == 0)
+    }
+
     /// A second implementation of the device side, in Python (noiseprotocol, websockets,
     /// cryptography), written from docs/companion.md alone, pairs with herdr-host and rejoins.
     @Test func aPythonDeviceWrittenFromTheDocsPairsAndRejoins() throws {
