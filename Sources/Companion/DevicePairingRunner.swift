@@ -116,11 +116,11 @@ public final class DevicePairingRunner: Sendable {
                 }
                 return actions
             case .frame(let frame):
-                guard var channel = loop.channel else { return [] }
+                guard loop.channel != nil else { return [] }
                 var actions: [DevicePairing.Action] = []
                 do {
-                    for output in try channel.receive(frame) {
-                        loop.channel = channel
+                    // In place (`loop.channel?.`): a copy would share the cipher states.
+                    for output in try loop.channel?.receive(frame) ?? [] {
                         switch output {
                         case .established(let established):
                             actions += loop.machine.handle(
@@ -131,7 +131,6 @@ public final class DevicePairingRunner: Sendable {
                                 .message(try CompanionMessage(parsing: bytes), now: now))
                         }
                     }
-                    loop.channel = channel
                 } catch {
                     return actions + drop(loop, reason: "\(error)", now: now)
                 }
@@ -190,12 +189,11 @@ public final class DevicePairingRunner: Sendable {
             case .blankCode(let reason): console.blankCode(reason)
             case .say(let text): console.say(text)
             case .send(let message):
-                guard var channel = loop.channel else { continue }
+                guard loop.channel != nil else { continue }
                 do {
-                    try channel.send(message.bytes)
-                    loop.channel = channel
+                    try loop.channel?.send(message.bytes)
                 } catch {
-                    channel.connection.close()
+                    loop.channel?.connection.close()
                     loop.channel = nil
                 }
             case .store(let secret, let registered):

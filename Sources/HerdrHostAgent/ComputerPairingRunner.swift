@@ -144,15 +144,15 @@ public final class ComputerPairingRunner: Sendable {
     }
 
     private func received(_ frame: [UInt8], _ loop: Loop, now: Date) -> [ComputerPairing.Action] {
-        guard var channel = loop.channel else { return [] }
+        guard loop.channel != nil else { return [] }
         var actions: [ComputerPairing.Action] = []
         if !loop.sawFrame {
             loop.sawFrame = true
             actions += loop.machine.handle(.handshakeStarted(now: now))
         }
         do {
-            let outputs = try channel.receive(frame)
-            loop.channel = channel
+            // In place (`loop.channel?.`): a copy would share the cipher states.
+            let outputs = try loop.channel?.receive(frame) ?? []
             for output in outputs {
                 switch output {
                 case .established(let established):
@@ -207,10 +207,9 @@ public final class ComputerPairingRunner: Sendable {
             case .voidQuestion(let text): console.voidQuestion(text)
             case .say(let text): console.say(text)
             case .send(let message):
-                guard var channel = loop.channel else { continue }
+                guard loop.channel != nil else { continue }
                 do {
-                    try channel.send(message.bytes)
-                    loop.channel = channel
+                    try loop.channel?.send(message.bytes)
                 } catch {
                     pending = drop(loop, now: Date()) + pending
                 }

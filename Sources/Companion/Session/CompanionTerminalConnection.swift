@@ -273,6 +273,9 @@ public final class CompanionTerminalConnection: Sendable {
             }
             if established.registeredNow { emit(.registered) }
             let connection = established.channel.connection
+            // Moved, not copied, into `outgoing`: a copy left behind would share the channel's
+            // cipher states, and every message would then build a fresh cipher context.
+            var channel: RelayChannel? = (consume established).channel
             control.withLock { $0.connection = connection }
             if isCancelled { connection.close() }
             let attach = session.withLock { state in
@@ -280,7 +283,7 @@ public final class CompanionTerminalConnection: Sendable {
                 return state.attachMessage(cols: size.cols, rows: size.rows)
             }
             outgoing.withLock { out in
-                out.channel = established.channel
+                out.channel = channel.take()
                 out.stream = nil
                 out.size = nil
                 out.credit = nil
