@@ -127,6 +127,8 @@ final class RelayRoadFixture {
     func startAgent(parkedFor count: Int = 1) throws -> InteractiveProcess {
         let agent = try InteractiveProcess(BuiltProgram.path("herdr-host"), ["run"], environment: hostEnvironment)
         guard waitForAgent({ $0.rooms.filter { $0.state == "parked" }.count == count }) else {
+            agent.signal(SIGTERM)
+            _ = agent.wait(timeout: 15)
             throw FixtureError("the agent did not park: \(agent.stderr)")
         }
         return agent

@@ -7,10 +7,19 @@ import Glibc
 public final class InteractiveProcess: @unchecked Sendable {
     public let process: ChildProcess
     private var input: Int32
-    private let condition = NSCondition()
-    private var out: [UInt8] = []
-    private var err: [UInt8] = []
-    private var readers = 0
+    /// What the reader threads fill. They hold only this, not the process object, so a test that
+    /// drops an InteractiveProcess (a fixture that threw half-way) still kills its child.
+    private final class Collected: @unchecked Sendable {
+        let condition = NSCondition()
+        var out: [UInt8] = []
+        var err: [UInt8] = []
+        var readers = 2
+    }
+    private let collected = Collected()
+    private var condition: NSCondition { collected.condition }
+    private var out: [UInt8] { collected.out }
+    private var err: [UInt8] { collected.err }
+    private var readers: Int { collected.readers }
 
     public init(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
         let stdin = try PipePair()
@@ -28,7 +37,6 @@ public final class InteractiveProcess: @unchecked Sendable {
         close(stdout.write)
         close(stderr.write)
         input = stdin.write
-        readers = 2
         collect(stdout.read, isError: false)
         collect(stderr.read, isError: true)
     }
@@ -42,19 +50,19 @@ public final class InteractiveProcess: @unchecked Sendable {
     }
 
     private func collect(_ fd: Int32, isError: Bool) {
-        let thread = Thread { [self] in
+        let thread = Thread { [collected] in
             var chunk = [UInt8](repeating: 0, count: 4096)
             while true {
                 let count = read(fd, &chunk, chunk.count)
                 if count < 0 && errno == EINTR { continue }
-                condition.lock()
+                collected.condition.lock()
                 if count > 0 {
-                    if isError { err += chunk[0..<count] } else { out += chunk[0..<count] }
+                    if isError { collected.err += chunk[0..<count] } else { collected.out += chunk[0..<count] }
                 } else {
-                    readers -= 1
+                    collected.readers -= 1
                 }
-                condition.broadcast()
-                condition.unlock()
+                collected.condition.broadcast()
+                collected.condition.unlock()
                 if count <= 0 { break }
             }
             close(fd)
