@@ -23,14 +23,13 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM HUP
-
-step() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+source "$root/scripts/demo-lib.sh"
 wait_file() {  # wait_file FILE PATTERN: until FILE holds PATTERN (10 s at most)
   for _ in $(seq 100); do grep -q -- "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
   echo "error: timed out waiting for '$2' in $1:" >&2; cat "$1" >&2; exit 1
 }
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 origin="http://127.0.0.1:$port"
 
 step "Starting herdr-relay on $origin (its rooms in $work/relay.sqlite)"
@@ -40,17 +39,7 @@ pids+=($!)
 wait_file "$work/relay.log" "listening"
 
 # The computer: its own herdr-host state, and a home whose herdr is a tmux stand-in.
-mkdir -p "$work/computer/home/bin"
-cat > "$work/computer/home/bin/herdr" <<HERDR
-#!/bin/sh
-# herdr stand-in for the demo: the same command line, backed by tmux.
-case "\$1" in
-  "") exec tmux -S "$work/computer-tmux.sock" new-session -A -s default ;;
-  session) [ "\$2" = attach ] && exec tmux -S "$work/computer-tmux.sock" new-session -A -s "\$3" ;;
-esac
-echo "herdr stand-in: unsupported: \$*" >&2; exit 2
-HERDR
-chmod 755 "$work/computer/home/bin/herdr"
+write_herdr_stand_in "$work/computer/home/bin" "$work/computer-tmux.sock"
 printf 'PATH="%s:$PATH"\nexport PATH\n' "$work/computer/home/bin" > "$work/computer/home/.profile"
 computer_env=(env XDG_CONFIG_HOME="$work/computer/config" HOME="$work/computer/home" SHELL=/bin/sh)
 device_env=(env XDG_CONFIG_HOME="$work/device")
@@ -101,24 +90,10 @@ if [ -t 0 ] && [ -t 1 ]; then
 fi
 
 step "No terminal here: driving herdr-remote inside a headless local tmux"
-local_tmux=(tmux -S "$work/local-tmux.sock")
-"${local_tmux[@]}" new-session -d -x 100 -y 30 -s local \
-  "XDG_CONFIG_HOME='$work/device' '$bin/herdr-remote' connect demo-computer; echo herdr-remote exited with \$?; sleep 60"
-screen() { "${local_tmux[@]}" capture-pane -p -t local; }
-wait_for() {
-  for _ in $(seq 100); do screen | grep -q -- "$1" && return 0; sleep 0.1; done
-  echo "error: timed out waiting for '$1'; the screen was:" >&2; screen >&2; exit 1
-}
+start_local_terminal "XDG_CONFIG_HOME='$work/device' '$bin/herdr-remote' connect demo-computer"
 wait_for '\[demo\]'
 step "Typing a command into the computer's session, through the relay"
-"${local_tmux[@]}" send-keys -t local 'echo "hello through the relay, session $(tmux display -p "#S")"; stty size' Enter
-wait_for "hello through the relay, session demo"
-sleep 0.3
-step "The screen herdr-remote showed:"
-screen | sed -e "s/[[:space:]]*$//" | cat -s
-step "Disconnecting with ~."
-"${local_tmux[@]}" send-keys -t local Enter '~.'
-wait_for "herdr-remote exited with"
-screen | grep "herdr-remote exited with"
+type_and_show 'echo "hello through the relay, session $(tmux display -p "#S")"; stty size' \
+  "hello through the relay, session demo"
 step "What the computer's agent logged:"
 cat "$work/agent.log"

@@ -21,26 +21,16 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM HUP
-
-step() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+source "$root/scripts/demo-lib.sh"
 
 user=$(id -un)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 
 step "Starting a private sshd on 127.0.0.1:$port (own config and host key in $work)"
 mkdir -p "$work/home/bin" "$work/config"
 ssh-keygen -q -t ed25519 -N '' -f "$work/ssh_host_ed25519_key"
 : > "$work/authorized_keys"
-cat > "$work/home/bin/herdr" <<HERDR
-#!/bin/sh
-# herdr stand-in for the demo: the same command line, backed by tmux.
-case "\$1" in
-  "") exec tmux -S "$work/remote-tmux.sock" new-session -A -s default ;;
-  session) [ "\$2" = attach ] && exec tmux -S "$work/remote-tmux.sock" new-session -A -s "\$3" ;;
-esac
-echo "herdr stand-in: unsupported: \$*" >&2; exit 2
-HERDR
-chmod 755 "$work/home/bin/herdr"
+write_herdr_stand_in "$work/home/bin" "$work/remote-tmux.sock"
 printf 'PATH="%s:$PATH"\nexport PATH\n' "$work/home/bin" > "$work/home/.profile"
 cat > "$work/sshd_config" <<CONF
 Port $port
@@ -80,29 +70,14 @@ if [ -t 0 ] && [ -t 1 ]; then
 fi
 
 step "No terminal here: driving herdr-remote inside a headless local tmux"
-local_tmux=(tmux -S "$work/local-tmux.sock")
-"${local_tmux[@]}" new-session -d -x 100 -y 30 -s local \
-  "XDG_CONFIG_HOME='$work/config' '$client' connect demo; echo herdr-remote exited with \$?; sleep 60"
-screen() { "${local_tmux[@]}" capture-pane -p -t local; }
-wait_for() {
-  for _ in $(seq 100); do screen | grep -q -- "$1" && return 0; sleep 0.1; done
-  echo "error: timed out waiting for '$1'; the screen was:" >&2; screen >&2; exit 1
-}
+start_local_terminal "XDG_CONFIG_HOME='$work/config' '$client' connect demo"
 wait_for "Trust this host key"
 screen | sed -n '/authenticity/,/Trust this/p'
 step "Answering y at the trust prompt"
 "${local_tmux[@]}" send-keys -t local y Enter
 wait_for '\[demo\]'
 step "Typing a command into the remote session"
-"${local_tmux[@]}" send-keys -t local 'echo "hello from $(hostname), session $(tmux display -p "#S")"; stty size' Enter
-wait_for "hello from"
-sleep 0.3
-step "The screen herdr-remote showed:"
-screen | sed -e "s/[[:space:]]*$//" | cat -s
-step "Disconnecting with ~."
-"${local_tmux[@]}" send-keys -t local Enter '~.'
-wait_for "herdr-remote exited with"
-screen | grep "herdr-remote exited with"
+type_and_show 'echo "hello from $(hostname), session $(tmux display -p "#S")"; stty size' "hello from"
 step "Pinned host key (ssh-keygen -F '[127.0.0.1]:$port' reads our known_hosts):"
 ssh-keygen -F "[127.0.0.1]:$port" -f "$work/config/herdr-remote/known_hosts" | tail -1
 
