@@ -48,6 +48,20 @@ import Testing
         }
     }
 
+    /// The text of `messages` when they are exactly one refusal of `stream` for `reason`; nil
+    /// (recorded as an issue) otherwise.
+    static func onlyRefusal(
+        _ messages: [SessionMessage], stream: UInt32, _ reason: SessionRefusal,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> String? {
+        guard messages.count == 1, case .refused(stream, reason, let text) = messages[0] else {
+            Issue.record(
+                "not one refusal of stream \(stream) for \(reason): \(messages)", sourceLocation: sourceLocation)
+            return nil
+        }
+        return text
+    }
+
     /// The output messages' bytes for `stream`, checked to follow on from `from` without a gap.
     static func output(_ messages: [SessionMessage], stream: UInt32, from: UInt64) -> [UInt8] {
         var next = from
@@ -182,11 +196,7 @@ import Testing
             .resume(stream: 5, token: token, received: 0, cols: 80, rows: 24, window: 4096), from: Self.phone, now: now)
         #expect(resume == [])
         let answer = Self.drain(&table, Self.phone, &now)
-        #expect(answer.count == 1)
-        guard case .refused(5, .unknownSession, _) = answer.first else {
-            Issue.record("\(answer)")
-            return
-        }
+        guard Self.onlyRefusal(answer, stream: 5, .unknownSession) != nil else { return }
     }
 
     // MARK: - Output and credit
@@ -250,11 +260,7 @@ import Testing
             return Self.drain(&table, Self.tablet, &now)
         }
         let whileAttached = tabletTries(1)
-        #expect(whileAttached.count == 1)
-        guard case .refused(1, .unknownSession, _) = whileAttached.first else {
-            Issue.record("\(whileAttached)")
-            return
-        }
+        guard Self.onlyRefusal(whileAttached, stream: 1, .unknownSession) != nil else { return }
         // The tablet's stream 1 is not the phone's stream 1.
         let input = table.received(.input(stream: 1, data: [0x41]), from: Self.tablet, now: now)
         #expect(input == [])
@@ -263,11 +269,7 @@ import Testing
 
         _ = table.disconnected(Self.phone, now: now)
         let whileAway = tabletTries(2)
-        #expect(whileAway.count == 1)
-        guard case .refused(2, .unknownSession, let text) = whileAway.first else {
-            Issue.record("\(whileAway)")
-            return
-        }
+        guard let text = Self.onlyRefusal(whileAway, stream: 2, .unknownSession) else { return }
         #expect(table.sessionCount(for: Self.phone) == 1 && table.sessionCount(for: Self.tablet) == 0)
 
         // Once the phone's session ended with a reason, the tablet still hears only "unknown".
@@ -281,11 +283,7 @@ import Testing
         _ = table.received(
             .resume(stream: 1, token: token, received: 0, cols: 80, rows: 24, window: 4096), from: Self.phone, now: now)
         let phone = Self.drain(&table, Self.phone, &now)
-        #expect(phone.count == 1)
-        guard case .refused(1, .unknownSession, let why) = phone.first else {
-            Issue.record("\(phone)")
-            return
-        }
+        guard let why = Self.onlyRefusal(phone, stream: 1, .unknownSession) else { return }
         #expect(why != text && why.contains("1 min"), "\(why)")
     }
 
@@ -617,11 +615,7 @@ import Testing
             .open(stream: 14, name: nil, cols: 80, rows: 24, window: 4096), from: Self.phone, now: now)
         #expect(again == [])
         let last = Self.drain(&table, Self.phone, &now)
-        #expect(last.count == 1)
-        guard case .refused(14, .tooManySessions, _) = last.first else {
-            Issue.record("\(last)")
-            return
-        }
+        guard Self.onlyRefusal(last, stream: 14, .tooManySessions) != nil else { return }
         #expect(table.sessionCount(for: Self.phone) == 3)
     }
 

@@ -85,16 +85,12 @@ import Testing
 
     @Test func resumesWithoutLossThroughFiveCuts() throws {
         let proxy = try CuttingProxy()
-        let directory = try TemporaryDirectory(prefix: "relay-resume-")
-        let data = directory.file("output.bin")
         let size = 20 * 1024 * 1024
-        try Data(SecureRandom.bytes(size)).write(to: data)
-        let generator = directory.file("generator.py")
-        try Data(Self.pacedWriter.utf8).write(to: generator)
+        let output = try PacedOutput(prefix: "relay-resume-", size: size)
         let road = try RelayRoadFixture(originPort: proxy.port)
         proxy.forward(to: road.port)
         try road.pair()
-        try road.configure("session-command", "stty raw -echo; exec python3 \(generator.path) \(data.path)")
+        try road.configure("session-command", "stty raw -echo; exec \(output.command)")
         // Enough for everything produced while the device is away: no cut may cost the session.
         try road.configure("resume-buffer", "64MiB")
         let agent = try road.startAgent()
@@ -120,7 +116,7 @@ import Testing
         #expect(device.wait(timeout: 180) == 0, "\(device.stderr)")
         let printed = device.stdoutBytes
         #expect(printed.count == size)
-        #expect(SHA256.hash(printed) == SHA256.hash(try [UInt8](Data(contentsOf: data))), "not a byte lost or repeated")
+        #expect(SHA256.hash(printed) == SHA256.hash(try output.bytes()), "not a byte lost or repeated")
     }
 
     @Test func aFloodStaysUnderTheRelaysFrameCap() throws {
@@ -308,18 +304,14 @@ import Testing
         fault: TamperingProxy.Fault, direction: TamperingProxy.Direction, index: Int
     ) throws {
         let proxy = try TamperingProxy(fault: fault, direction: direction, index: index)
-        let directory = try TemporaryDirectory(prefix: "relay-tamper-")
-        let data = directory.file("output.bin")
         let size = 4 * 1024 * 1024
-        try Data(SecureRandom.bytes(size)).write(to: data)
-        let generator = directory.file("generator.py")
-        try Data(Self.pacedWriter.utf8).write(to: generator)
+        let output = try PacedOutput(prefix: "relay-tamper-", size: size)
         let road = try RelayRoadFixture(originPort: proxy.port)
         proxy.forward(to: road.port)
         try road.pair()
         // Keystrokes keep frames going from the device too: one line every 50 ms, read by the generator's shell.
         try road.configure(
-            "session-command", "stty raw -echo; (python3 \(generator.path) \(data.path); sleep 1); cat > /dev/null")
+            "session-command", "stty raw -echo; (\(output.command); sleep 1); cat > /dev/null")
         let agent = try road.startAgent()
         defer { agent.signal(SIGTERM) }
         let device = try road.startConnect()
@@ -336,7 +328,7 @@ import Testing
             device.waitForBytes(timeout: 120) { out, _ in out.count >= size },
             "\(device.stdoutBytes.count) bytes; \(device.stderr)")
         let printed = Array(device.stdoutBytes.prefix(size))
-        #expect(SHA256.hash(printed) == SHA256.hash(try [UInt8](Data(contentsOf: data))))
+        #expect(SHA256.hash(printed) == SHA256.hash(try output.bytes()))
         #expect(device.stderr.contains("Reconnected; the session resumed where it was."), "\(device.stderr)")
         device.signal(SIGTERM)
         _ = device.wait(timeout: 30)
@@ -365,18 +357,37 @@ import Testing
 
         """
 
-    /// Writes a file to stdout in 64 KiB blocks, 30 ms apart (about 2 MiB/s).
-    static let pacedWriter = """
-        import sys, time
-        out = sys.stdout.buffer
-        with open(sys.argv[1], "rb") as source:
-            while True:
-                block = source.read(65536)
-                if not block:
-                    break
-                out.write(block)
-                out.flush()
-                time.sleep(0.03)
+    /// `size` random bytes in a file, and the command that writes them to stdout in 64 KiB
+    /// blocks, 30 ms apart (about 2 MiB/s).
+    struct PacedOutput {
+        let directory: TemporaryDirectory
+        let data: URL
+        let command: String
 
-        """
+        init(prefix: String, size: Int) throws {
+            directory = try TemporaryDirectory(prefix: prefix)
+            data = directory.file("output.bin")
+            try Data(SecureRandom.bytes(size)).write(to: data)
+            let writer = directory.file("generator.py")
+            try Data(Self.writer.utf8).write(to: writer)
+            command = "python3 \(writer.path) \(data.path)"
+        }
+
+        /// What the command writes.
+        func bytes() throws -> [UInt8] { try [UInt8](Data(contentsOf: data)) }
+
+        static let writer = """
+            import sys, time
+            out = sys.stdout.buffer
+            with open(sys.argv[1], "rb") as source:
+                while True:
+                    block = source.read(65536)
+                    if not block:
+                        break
+                    out.write(block)
+                    out.flush()
+                    time.sleep(0.03)
+
+            """
+    }
 }

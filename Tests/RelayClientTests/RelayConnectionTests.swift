@@ -285,17 +285,9 @@ struct RelayConnectionTests {
     @Test("TLS: the relay's certificate is checked against the origin's host, then everything works")
     func tls() throws {
         let directory = try TemporaryDirectory(prefix: "relay-client-tls-")
-        let certificate = try TestCertificate(in: directory, name: "relay", commonName: "relay.test")
-        let context = try TLSContext.server(
-            certificateChainFile: certificate.certificate, privateKeyFile: certificate.key)
-        let relay = try TestRelay(tls: context)
-        let endpoint = relay.endpoint.trusting(certificatesFile: certificate.certificate)
+        let (relay, endpoint, certificate) = try tlsTestRelay(in: directory)
         try RelayHTTPClient(endpoint: endpoint, timeout: 5).healthz()
-        let room = randomRoom()
-        let mac = try RelayConnection.connect(
-            to: endpoint, room: room, role: .mac, credential: .none, options: quickOptions())
-        let phone = try RelayConnection.connect(
-            to: endpoint, room: room, role: .phone, credential: .none, options: quickOptions())
+        let (mac, phone) = try connectPair(to: endpoint)
         defer {
             mac.close()
             phone.close()
@@ -320,17 +312,10 @@ struct RelayConnectionTests {
         arguments: [false, true])
     func concurrentSenders(tls: Bool) throws {
         let directory = try TemporaryDirectory(prefix: "relay-client-senders-")
-        let certificate = try TestCertificate(in: directory, name: "relay", commonName: "relay.test")
-        let relay = try TestRelay(
-            tls: tls
-                ? try TLSContext.server(certificateChainFile: certificate.certificate, privateKeyFile: certificate.key)
-                : nil)
-        let endpoint = tls ? relay.endpoint.trusting(certificatesFile: certificate.certificate) : relay.endpoint
-        let room = randomRoom()
-        let mac = try RelayConnection.connect(
-            to: endpoint, room: room, role: .mac, credential: .none, options: quickOptions())
-        let phone = try RelayConnection.connect(
-            to: endpoint, room: room, role: .phone, credential: .none, options: quickOptions())
+        let secure = tls ? try tlsTestRelay(in: directory) : nil
+        let relay = try secure?.relay ?? TestRelay()
+        let endpoint = secure?.endpoint ?? relay.endpoint
+        let (mac, phone) = try connectPair(to: endpoint)
         defer {
             mac.close()
             phone.close()

@@ -64,6 +64,34 @@ func connect(
     try RelayConnection.connect(to: relay.endpoint, room: room, role: role, credential: credential, options: options)
 }
 
+/// A relay serving TLS with a throwaway certificate for `relay.test`, and the endpoint that
+/// trusts it (the certificate's files live in `directory`).
+func tlsTestRelay(in directory: TemporaryDirectory) throws -> (
+    relay: TestRelay, endpoint: RelayEndpoint, certificate: TestCertificate
+) {
+    let certificate = try TestCertificate(in: directory, name: "relay", commonName: "relay.test")
+    let relay = try TestRelay(
+        tls: try TLSContext.server(certificateChainFile: certificate.certificate, privateKeyFile: certificate.key))
+    return (relay, relay.endpoint.trusting(certificatesFile: certificate.certificate), certificate)
+}
+
+/// A Mac parked in a fresh open-mode room at `endpoint`, and a phone joined to it.
+func connectPair(to endpoint: RelayEndpoint) throws -> (mac: RelayConnection, phone: RelayConnection) {
+    let room = randomRoom()
+    let mac = try RelayConnection.connect(
+        to: endpoint, room: room, role: .mac, credential: .none, options: quickOptions())
+    do {
+        return (
+            mac,
+            try RelayConnection.connect(
+                to: endpoint, room: room, role: .phone, credential: .none, options: quickOptions())
+        )
+    } catch {
+        mac.close()
+        throw error
+    }
+}
+
 /// The next binary frame, failing the test if something else (or nothing) comes within `timeout`.
 func expectMessage(
     _ connection: RelayConnection, timeout: Double = 5, sourceLocation: SourceLocation = #_sourceLocation
