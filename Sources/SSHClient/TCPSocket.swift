@@ -172,7 +172,8 @@ enum Monotonic {
 }
 
 extension Duration {
-    var seconds: Double {
+    /// The duration in seconds, for deadlines on a `Double` clock.
+    public var seconds: Double {
         let (s, attoseconds) = components
         return Double(s) + Double(attoseconds) / 1e18
     }
