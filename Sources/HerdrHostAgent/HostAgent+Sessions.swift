@@ -2,12 +2,11 @@ import Companion
 import Foundation
 import Glibc
 import HerdrKit
+import RelayClient
 
 /// The terminal sessions' shell: `HostSessionTable` decides, this starts the PTYs, moves bytes
 /// and sends what the table lets go.
 extension HostAgent {
-    /// Seconds on a monotonic clock.
-    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     /// Sending waits while a connection has this much queued for the relay (well under the
     /// connection's own bound, so a send never fails for backpressure).
@@ -15,7 +14,7 @@ extension HostAgent {
 
     /// How long the loop may sleep: until the table's next deadline, at most half a second.
     func wakeTimeout(_ loop: Loop) -> Double {
-        let now = Self.now()
+        let now = MonotonicClock.now
         var timeout = 0.5
         if let deadline = loop.sessions.nextDeadline(now: now) { timeout = min(timeout, max(0, deadline - now)) }
         let blocked = loop.slots.values.contains {
@@ -27,7 +26,7 @@ extension HostAgent {
 
     /// Grace periods, then whatever each connected device may be sent now.
     func serveSessions(_ loop: Loop) {
-        let now = Self.now()
+        let now = MonotonicClock.now
         perform(loop.sessions.tick(now: now), loop)
         for slot in loop.slots.values where slot.state == "connected" {
             guard let connection = slot.channel?.connection, connection.queuedByteCount < Self.sendQueueLimit else {
@@ -48,7 +47,7 @@ extension HostAgent {
     func ptyEvent(_ id: HostSessionTable.SessionID, _ event: PTYProcess.Event, _ loop: Loop) {
         switch event {
         case .output(let bytes):
-            perform(loop.sessions.output(id, bytes, now: Self.now()), loop)
+            perform(loop.sessions.output(id, bytes, now: MonotonicClock.now), loop)
         case .exited(let status, let signal):
             loop.ptys[id] = nil
             loop.sessions.exited(id, status: status, signal: signal)

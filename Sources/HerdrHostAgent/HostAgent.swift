@@ -97,7 +97,7 @@ public final class HostAgent: Sendable {
             serveSessions(loop)
             if loop.statusDirty { writeStatus(loop) }
             // A deadline set here that the loop's thread would sleep through.
-            if Self.now() + wakeTimeout(loop) < loop.loopWakesAt - 0.001 { inputs.push(.timersChanged) }
+            if MonotonicClock.now + wakeTimeout(loop) < loop.loopWakesAt - 0.001 { inputs.push(.timersChanged) }
         }
         loop.work = work
         work.withLock { reconcile(loop) }
@@ -105,7 +105,7 @@ public final class HostAgent: Sendable {
         while true {
             let timeout = work.withLock {
                 let timeout = wakeTimeout(loop)
-                loop.loopWakesAt = Self.now() + timeout
+                loop.loopWakesAt = MonotonicClock.now + timeout
                 return timeout
             }
             if let input = inputs.next(timeout: timeout) {
@@ -233,12 +233,12 @@ public final class HostAgent: Sendable {
         case .connectionEnded:
             if slot.state == "connected" { log("\(slot.device.name): disconnected") }
             slot.channel = nil
-            perform(loop.sessions.disconnected(id, now: Self.now()), loop)
+            perform(loop.sessions.disconnected(id, now: MonotonicClock.now), loop)
             setState(slot, "reconnecting", loop)
         case .waiting(let delay, let reason):
             setState(slot, "waiting (\(reason)); retry in \(Int(delay.rounded(.up))) s", loop)
         case .stopped(let reason):
-            perform(loop.sessions.disconnected(id, now: Self.now()), loop)
+            perform(loop.sessions.disconnected(id, now: MonotonicClock.now), loop)
             loop.slots[id] = nil
             loop.statusDirty = true
             stopped(slot, reason)
@@ -288,7 +288,8 @@ public final class HostAgent: Sendable {
                         guard slot.state == "connected" else { return drop(slot, loop) }
                         do {
                             let message = try SessionMessage(parsing: bytes)
-                            perform(loop.sessions.received(message, from: slot.device.id, now: Self.now()), loop)
+                            perform(
+                                loop.sessions.received(message, from: slot.device.id, now: MonotonicClock.now), loop)
                         } catch {
                             log(
                                 "\(slot.device.name): sent a malformed session message (\(error)); dropped its connection"
@@ -354,7 +355,7 @@ public final class HostAgent: Sendable {
         let wasConnected = slot.channel != nil
         slot.channel?.connection.close()
         slot.channel = nil
-        if wasConnected { perform(loop.sessions.disconnected(slot.device.id, now: Self.now()), loop) }
+        if wasConnected { perform(loop.sessions.disconnected(slot.device.id, now: MonotonicClock.now), loop) }
         setState(slot, "reconnecting", loop)
     }
 

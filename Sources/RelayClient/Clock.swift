@@ -1,8 +1,8 @@
 import Glibc
 
 /// Monotonic seconds (CLOCK_MONOTONIC), for deadlines and round-trip times.
-enum MonotonicClock {
-    static var now: Double {
+public enum MonotonicClock {
+    public static var now: Double {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9

@@ -201,7 +201,7 @@ public final class CompanionTerminalConnection: Sendable {
         // The channel is used in place (`out.channel?.`): a copy would share its cipher states,
         // and each message would then pay for a fresh cipher context.
         guard out.channel != nil, let stream = out.stream else { return }
-        let now = Self.now()
+        let now = MonotonicClock.now
         while out.budget.wait(now: now) == 0 {
             let message: SessionMessage
             if !out.input.isEmpty {
@@ -247,8 +247,6 @@ public final class CompanionTerminalConnection: Sendable {
 
     private let session = Mutex(DeviceSession(name: nil))
 
-    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
-
     private func run() {
         session.withLock { $0 = DeviceSession(name: configuration.session, window: configuration.window) }
         var attempt = 0
@@ -287,7 +285,7 @@ public final class CompanionTerminalConnection: Sendable {
                 out.stream = nil
                 out.size = nil
                 out.credit = nil
-                _ = out.budget.take(now: Self.now())
+                _ = out.budget.take(now: MonotonicClock.now)
                 try? out.channel?.send(attach.bytes)
             }
             switch serve(connection) {
@@ -407,7 +405,7 @@ public final class CompanionTerminalConnection: Sendable {
             outgoing.withLock { out in
                 out.stream = nil
                 out.credit = nil
-                _ = out.budget.take(now: Self.now())
+                _ = out.budget.take(now: MonotonicClock.now)
                 try? out.channel?.send(attach.bytes)
             }
             return nil
