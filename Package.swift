@@ -28,7 +28,8 @@ let package = Package(
         // The end-to-end channel of both Noise roads: chunked transport, fatal AEAD failure, SAS, prologue;
         // the companion code and the pairing confirmation on both sides.
         .target(
-            name: "Companion", dependencies: ["Noise", "HerdrCrypto", "HerdrBase", "RelayClient", "RelayProtocol"]),
+            name: "Companion",
+            dependencies: ["Noise", "HerdrCrypto", "HerdrBase", "RelayClient", "RelayProtocol", "HomeRoad"]),
         // An SSH client connection over libssh2, on a thread of its own.
         .target(name: "SSHClient", dependencies: ["CLibSSH2", "CSystem", "HerdrCrypto"]),
         // What every herdr library shares: atomic files and locks, the config directory, herdr:// links
@@ -39,6 +40,7 @@ let package = Package(
             name: "HerdrKit",
             dependencies: [
                 "HerdrBase", "HerdrCrypto", "SSHClient", "PeerGate", "Companion", "RelayClient", "RelayProtocol",
+                "HomeRoad",
             ]),
         // What every command-line program of the project shares: arguments, raw terminal, prompts.
         .target(name: "CLISupport"),
@@ -71,16 +73,19 @@ let package = Package(
             name: "HerdrHostAgent",
             dependencies: [
                 "Companion", "RelayClient", "RelayProtocol", "HerdrKit", "HerdrCrypto", "Noise", "CLISupport",
+                "HomeRoad", "PeerGate", "PeerGateListener",
             ]),
         .executableTarget(
             name: "herdr-host",
             dependencies: [
                 "HerdrHostAgent", "Companion", "RelayClient", "RelayProtocol", "TerminalQR", "HerdrKit", "Noise",
-                "CLISupport",
+                "CLISupport", "HomeRoad", "PeerGateListener",
             ]),
         .executableTarget(
             name: "herdr-remote",
-            dependencies: ["HerdrKit", "Companion", "RelayClient", "CLISupport", "CZBar", "CLibPNG"]),
+            dependencies: ["HerdrKit", "Companion", "RelayClient", "HomeRoad", "CLISupport", "CZBar", "CLibPNG"]),
+        // The home road's pipe: length-prefixed Noise messages over TCP, the home addresses a door listens on.
+        .target(name: "HomeRoad", dependencies: ["RelayClient", "PeerGate", "PeerGateListener", "CSystem"]),
         // The relay protocol's client side: admission as mac or phone, splice, keepalive, reconnect, HTTP endpoints.
         .target(name: "RelayClient", dependencies: ["RelayProtocol", "WebWire", "TLS", "HerdrCrypto", "CSystem"]),
         .executableTarget(
@@ -107,6 +112,7 @@ let package = Package(
         .testTarget(
             name: "NoiseTests", dependencies: ["Noise", "Companion", "RelayProtocol", "HerdrCrypto", "TestSupport"],
             exclude: ["Peers", "Vectors"]),
+        .testTarget(name: "HomeRoadTests", dependencies: ["HomeRoad", "PeerGate", "RelayClient"]),
         .testTarget(name: "PeerGateTests", dependencies: ["PeerGate", "PeerGateListener", "TestSupport"]),
         .testTarget(name: "HerdrRemoteTests", dependencies: ["herdr-remote", "HerdrKit", "TestSupport"]),
         .testTarget(
@@ -130,12 +136,14 @@ let package = Package(
             name: "CompanionTests",
             dependencies: [
                 "Companion", "HerdrKit", "RelayClient", "RelayProtocol", "HerdrCrypto", "Noise", "TestSupport",
+                "HomeRoad",
             ]),
         .testTarget(
             name: "HerdrHostAgentTests",
             dependencies: [
                 "herdr-host", "herdr-remote", "herdr-relay", "HerdrHostAgent", "Companion", "HerdrKit", "RelayClient",
                 "RelayServer", "RelayStorage", "RelayProtocol", "WebWire", "HerdrCrypto", "Noise", "TestSupport",
+                "HomeRoad", "PeerGate", "PeerGateListener",
             ],
             exclude: ["Peers"]),
     ]

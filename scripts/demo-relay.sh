@@ -44,6 +44,10 @@ printf 'PATH="%s:$PATH"\nexport PATH\n' "$work/computer/home/bin" > "$work/compu
 computer_env=(env XDG_CONFIG_HOME="$work/computer/config" HOME="$work/computer/home" SHELL=/bin/sh)
 device_env=(env XDG_CONFIG_HOME="$work/device")
 
+# This demo shows the relay road: the computer's home door stays shut (herdr-host listens on the
+# home network by default, and a device on the same machine would take that road).
+"${computer_env[@]}" "$bin/herdr-host" config home-listen off > /dev/null
+
 step "Pairing: herdr-host pair shows a code; herdr-remote pair takes it"
 mkfifo "$work/pair-input"
 "${computer_env[@]}" "$bin/herdr-host" pair --relay "$origin" --name demo-computer --session demo \

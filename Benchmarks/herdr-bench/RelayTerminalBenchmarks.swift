@@ -119,7 +119,8 @@ final class BenchRelayRoad {
     private var agent: InteractiveProcess?
     let devices: Int
 
-    init(devices: Int) throws {
+    /// `homeListen`: where the computer's home door listens (off: the relay road only).
+    init(devices: Int, homeListen: String = "off") throws {
         directory = try TemporaryDirectory(prefix: "herdr-bench-terminal-")
         let database = directory.appending("relay.sqlite").path
         let first = try RelayProcess(
@@ -137,6 +138,7 @@ final class BenchRelayRoad {
             ],
             environment: ["ATTEST_REQUIRED": "false"])
         self.devices = devices
+        try configure("home-listen", homeListen)
         for index in 0..<devices { try pair(index) }
         agent = try InteractiveProcess(BuiltProgram.path("herdr-host"), ["run"], environment: hostEnvironment)
         guard
@@ -202,11 +204,20 @@ final class BenchRelayRoad {
 
     /// Kills the device's relay socket `drops` times; each time, seconds to the first new output.
     func resumeTimes(drops: Int) throws -> [Double] {
+        try resumeTimes(drops: drops) { pid in try killSockets(of: pid, remotePort: port) }
+    }
+
+    /// Runs `herdr-remote connect bench` on pipes, and `drops` times calls `cut` with its pid;
+    /// each time, seconds from the cut to the first output after it reconnected. `restore` runs
+    /// after each resume.
+    func resumeTimes(
+        drops: Int, extra: [String] = [], cut: (pid_t) throws -> Void, restore: () throws -> Void = {}
+    ) throws -> [Double] {
         let input = try PipePair()
         let output = try PipePair()
         let errors = try PipePair()
         let device = try ChildProcess(
-            BuiltProgram.path("herdr-remote"), ["connect", "bench"], environment: deviceEnvironment(0),
+            BuiltProgram.path("herdr-remote"), ["connect", "bench"] + extra, environment: deviceEnvironment(0),
             stdin: input.read, stdout: output.write, stderr: errors.write)
         close(input.read)
         close(output.write)
@@ -241,7 +252,7 @@ final class BenchRelayRoad {
         for drop in 1...drops {
             let killed = now()
             do {
-                try killSockets(of: device.pid, remotePort: port)
+                try cut(device.pid)
             } catch {
                 throw FixtureError("drop \(drop): \(error); the device said: \(arrivals.text)")
             }
@@ -252,6 +263,7 @@ final class BenchRelayRoad {
                     after: arrivals.lastTextTime(containing: "The link dropped"), timeout: 30)
             else { throw FixtureError("no resume after drop \(drop): \(arrivals.text)") }
             times.append(first - killed)
+            try restore()
         }
         return times
     }

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 
 // herdr-bench: performance targets, measured beside their anchors in the same run.
-//   herdr-bench [ssh] [noise] [pair] [relay] [companion] [terminal]  run the suites (default: all), print Markdown
+//   herdr-bench [ssh] [noise] [pair] [relay] [companion] [terminal] [home]  run the suites (default: all), print Markdown
 //   herdr-bench stall-child   internal: the stalled-consumer scenario in a process of its own
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "stall-child" {
@@ -14,7 +14,7 @@ if arguments.first == "relay-child", arguments.count == 3, let established = Int
 if arguments.first == "splice-child" {
     exit(RelayBenchChildren.runSplice())
 }
-let suites = arguments.isEmpty ? ["ssh", "noise", "pair", "relay", "companion", "terminal"] : arguments
+let suites = arguments.isEmpty ? ["ssh", "noise", "pair", "relay", "companion", "terminal", "home"] : arguments
 let environment = ProcessInfo.processInfo.environment
 let runs = Int(environment["HERDR_BENCH_RUNS"] ?? "") ?? 3
 let keystrokes = Int(environment["HERDR_BENCH_KEYSTROKES"] ?? "") ?? 1000
@@ -75,9 +75,19 @@ for suite in suites {
             FileHandle.standardError.write(Data("error: terminal benchmark failed: \(error)\n".utf8))
             exit(1)
         }
+    case "home":
+        print("Home road terminal: keystrokes beside ssh -tt, and the switch to the relay when the home link dies")
+        do {
+            let ssh = try SSHBenchmarks(runs: runs, keystrokes: keystrokes)
+            defer { ssh.destroy() }
+            markdown += try HomeTerminalBenchmarks(ssh: ssh, runs: runs, keystrokes: keystrokes).run().markdown
+        } catch {
+            FileHandle.standardError.write(Data("error: home benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
     default:
         FileHandle.standardError.write(
-            Data("error: unknown suite '\(suite)' (known: ssh, noise, pair, relay, companion, terminal)\n".utf8))
+            Data("error: unknown suite '\(suite)' (known: ssh, noise, pair, relay, companion, terminal, home)\n".utf8))
         exit(64)
     }
 }

@@ -1,10 +1,11 @@
 import Foundation
 import HerdrBase
+import HomeRoad
 import RelayClient
 import RelayProtocol
 
 /// The pairing code a computer (`herdr-host pair`) shows for the Noise roads:
-/// `herdr://companion?v=1&proto=Noise_XK_25519_ChaChaPoly_BLAKE2s&rs=…&pid=…&relay=…&n=…[&s=…][&x=…]`
+/// `herdr://companion?v=1&proto=Noise_XK_25519_ChaChaPoly_BLAKE2s&rs=…&pid=…&relay=…&n=…[&home=…][&s=…][&x=…]`
 /// (docs/companion-code.md). Parsed with the strictness of pairing payload v1 (interop-facts §3):
 /// a size cap, a known key twice is an error, unknown keys are ignored, canonical base64url, the
 /// relay reduced to a bare origin at parse time.
@@ -28,11 +29,14 @@ public struct CompanionCode: Sendable, Hashable {
     public var session: String?
     /// When the code stops working, if it says.
     public var expiresAt: Date?
+    /// Where the computer's home door listens (`home=`, a comma list), home-network addresses only.
+    public var home: [HomeAddress]
 
     public init(
         staticPublicKey: [UInt8], pairingID: [UInt8], relay: RelayEndpoint, computerName: String,
-        session: String? = nil, expiresAt: Date? = nil
+        session: String? = nil, expiresAt: Date? = nil, home: [HomeAddress] = []
     ) {
+        self.home = home
         self.staticPublicKey = staticPublicKey
         self.pairingID = pairingID
         self.relay = relay
@@ -53,12 +57,13 @@ public struct CompanionCode: Sendable, Hashable {
             ("v", Self.version), ("proto", CompanionProfile.protocolName), ("rs", Base64URL.encode(staticPublicKey)),
             ("pid", pidText), ("relay", relay.origin), ("n", computerName),
         ]
+        if !home.isEmpty { fields.append(("home", HomeAddress.listText(home))) }
         if let session { fields.append(("s", session)) }
         if let expiresAt { fields.append(("x", String(Int64(expiresAt.timeIntervalSince1970.rounded(.down))))) }
         return HerdrLink.url(host: Self.host, fields: fields)
     }
 
-    static let knownKeys: Set<String> = ["v", "proto", "rs", "pid", "relay", "n", "s", "x"]
+    static let knownKeys: Set<String> = ["v", "proto", "rs", "pid", "relay", "n", "home", "s", "x"]
 
     /// Parses and checks a code; `now` decides expiry when the code has one.
     public init(parsing text: String, now: Date = Date()) throws(PairingCodeError) {
@@ -101,6 +106,14 @@ public struct CompanionCode: Sendable, Hashable {
                 "The relay (relay) must be https://host[:port] with nothing after it (\(error.message))")
         }
         computerName = try PairingCodeRules.computerName(try required("n", "computer name"))
+        do throws(HomeAddress.Invalid) {
+            home = try HomeAddress.parseList(fields["home"] ?? "")
+        } catch {
+            throw PairingCodeError(
+                .invalidField, field: "home",
+                "The home addresses (home) must be up to \(HomeAddress.maximumCount) home-network addr:port entries (\(error))"
+            )
+        }
         session = try PairingCodeRules.session(fields["s"])
         expiresAt = try fields["x"].map { text throws(PairingCodeError) in
             try PairingCodeRules.expiry(text, now: now)

@@ -1,5 +1,6 @@
 import Foundation
 import HerdrBase
+import HomeRoad
 import RelayProtocol
 
 /// The control messages inside the end-to-end channel (docs/companion-code.md, "Inside the
@@ -16,6 +17,9 @@ public enum CompanionMessage: Hashable, Sendable {
     case statusAcknowledged
     /// Device → computer: the relay accepted the room's verifier; the room is established.
     case registered
+    /// Computer → device, after the status on every connection: where its home door listens now
+    /// (empty: it has none), so a changed lease heals the next time any road is up.
+    case home([HomeAddress])
     /// A control message of a later version, by its key: ignored.
     case unknown(String)
 
@@ -47,6 +51,8 @@ public enum CompanionMessage: Hashable, Sendable {
                 "{\"status\":{\"v\":1,\"name\":\(RelayJSON.quoted(status.name)),\"roomSecret\":\"\(Data(status.roomSecret).base64EncodedString())\",\"registered\":\(status.registered)}}"
         case .statusAcknowledged: text = "{\"ack\":\"status\"}"
         case .registered: text = "{\"registered\":true}"
+        case .home(let addresses):
+            text = "{\"home\":[\(addresses.map { "\"\($0)\"" }.joined(separator: ","))]}"
         case .unknown(let key): text = "{\(RelayJSON.quoted(key)):null}"
         }
         return Array(text.utf8)
@@ -86,6 +92,18 @@ public enum CompanionMessage: Hashable, Sendable {
         case "registered":
             guard RelayJSON.boolean(value) == true else { throw CompanionMessageError("registered is not true") }
             self = .registered
+        case "home":
+            guard let list = value as? [Any], list.count <= HomeAddress.maximumCount else {
+                throw CompanionMessageError("home is not a list of at most \(HomeAddress.maximumCount) addresses")
+            }
+            var addresses: [HomeAddress] = []
+            for entry in list {
+                guard let text = entry as? String, let address = try? HomeAddress(parsing: text),
+                    !addresses.contains(address)
+                else { throw CompanionMessageError("home holds something other than distinct home addresses") }
+                addresses.append(address)
+            }
+            self = .home(addresses)
         default:
             self = .unknown(key)
         }

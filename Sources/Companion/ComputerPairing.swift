@@ -1,6 +1,7 @@
 import Foundation
 import HerdrBase
 import HerdrCrypto
+import HomeRoad
 import RelayClient
 
 /// The computer's side of a pairing through the relay, as specs/002 "Pairing confirmation" and
@@ -31,12 +32,18 @@ public struct ComputerPairing: Sendable {
         public var relay: RelayEndpoint
         public var computerName: String
         public var session: String?
+        /// The home door's addresses, for `home=`.
+        public var home: [HomeAddress]
 
-        public init(staticPublicKey: [UInt8], relay: RelayEndpoint, computerName: String, session: String?) {
+        public init(
+            staticPublicKey: [UInt8], relay: RelayEndpoint, computerName: String, session: String?,
+            home: [HomeAddress] = []
+        ) {
             self.staticPublicKey = staticPublicKey
             self.relay = relay
             self.computerName = computerName
             self.session = session
+            self.home = home
         }
     }
 
@@ -208,7 +215,7 @@ public struct ComputerPairing: Sendable {
         let fresh = CompanionCode(
             staticPublicKey: template.staticPublicKey, pairingID: pid,
             relay: template.relay, computerName: template.computerName, session: template.session,
-            expiresAt: now.addingTimeInterval(configuration.codeLifetime))
+            expiresAt: now.addingTimeInterval(configuration.codeLifetime), home: template.home)
         code = fresh
         phase = .waiting(since: now)
         return (saying.map { [Action.say($0)] } ?? []) + [.showCode(fresh)]

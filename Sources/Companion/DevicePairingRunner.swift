@@ -51,7 +51,7 @@ public final class DevicePairingRunner: Sendable {
         var machine: DevicePairing
         var pump: RoomPump?
         var tag = 0
-        var channel: RelayChannel?
+        var channel: FramedChannel?
 
         init(_ machine: DevicePairing) { self.machine = machine }
     }
@@ -106,7 +106,7 @@ public final class DevicePairingRunner: Sendable {
                     let handshake = try? CompanionProfile.herdrRemote.initiatorHandshake(
                         pid: code.pidText, localStatic: staticKey, remoteStatic: code.staticPublicKey)
                 else { return [] }
-                var channel = RelayChannel(connection: connection, handshake: handshake)
+                var channel = FramedChannel(connection: connection, handshake: handshake)
                 let actions = loop.machine.handle(.admitted(registrationToken: connection.registrationToken ?? []))
                 do {
                     _ = try channel.start()

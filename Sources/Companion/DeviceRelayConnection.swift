@@ -1,5 +1,6 @@
 import Foundation
 import HerdrCrypto
+import HomeRoad
 import Noise
 import RelayClient
 import RelayProtocol
@@ -76,9 +77,17 @@ public struct DeviceRelayConnection: Sendable {
 
     /// A connection with its channel up, the status acknowledged.
     public struct Established: Sendable {
-        public var channel: RelayChannel
+        public var channel: FramedChannel
         /// True when this connection registered the room (the caller keeps `registered`).
         public var registeredNow: Bool
+        /// Which road it took.
+        public var road: CompanionRoad
+
+        public init(channel: FramedChannel, registeredNow: Bool, road: CompanionRoad) {
+            self.channel = channel
+            self.registeredNow = registeredNow
+            self.road = road
+        }
     }
 
     public let pairing: Pairing
@@ -127,55 +136,10 @@ public struct DeviceRelayConnection: Sendable {
     }
 
     private func establish(_ connection: RelayConnection, key: RelayJoinKey) throws(Failure) -> Established {
-        let handshake: CompanionHandshake
-        do {
-            handshake = try CompanionProfile.herdrRemote.initiatorHandshake(
-                pid: pairing.pairingID, localStatic: staticKey, remoteStatic: pairing.computerKey)
-        } catch {
-            throw .unavailable("cannot start the handshake: \(error)")
-        }
-        var channel = RelayChannel(connection: connection, handshake: handshake)
-        let deadline = Date().addingTimeInterval(timeout)
-        func next() throws(Failure) -> [RelayChannel.Output] {
-            let left = deadline.timeIntervalSinceNow
-            guard left > 0, let event = connection.receive(timeout: left) else {
-                throw .unavailable("the computer did not answer in time")
-            }
-            switch event {
-            case .message(let frame):
-                do {
-                    return try channel.receive(frame)
-                } catch {
-                    throw .unavailable("\(error)")
-                }
-            case .ended(let end):
-                throw classify(end)
-            }
-        }
-        do {
-            _ = try channel.start()
-        } catch {
-            throw .unavailable("\(error)")
-        }
-        while !channel.isEstablished { _ = try next() }
-        do {
-            try channel.send(
-                CompanionMessage.status(
-                    .init(name: deviceName, roomSecret: pairing.roomSecret, registered: pairing.registered)
-                ).bytes)
-        } catch {
-            throw .unavailable("\(error)")
-        }
-        var acknowledged = false
-        while !acknowledged {
-            for output in try next() {
-                guard case .message(let bytes) = output, CompanionMessage.isControl(bytes) else { continue }
-                guard let message = try? CompanionMessage(parsing: bytes) else {
-                    throw .unavailable("the computer sent a malformed control message")
-                }
-                if message == .statusAcknowledged { acknowledged = true }
-            }
-        }
+        var channel = try greet(
+            over: connection, pairingID: pairing.pairingID, computerKey: pairing.computerKey,
+            status: .init(name: deviceName, roomSecret: pairing.roomSecret, registered: pairing.registered),
+            staticKey: staticKey, timeout: timeout, classify: classify)
         var registeredNow = false
         if !pairing.registered {
             let token = connection.registrationToken ?? []
@@ -196,7 +160,7 @@ public struct DeviceRelayConnection: Sendable {
                 }
             }
         }
-        return Established(channel: channel, registeredNow: registeredNow)
+        return Established(channel: channel, registeredNow: registeredNow, road: .relay(host: pairing.relay.host))
     }
 
     func classify(_ error: RelayClientError) -> Failure {

@@ -13,6 +13,10 @@ public struct AgentSettings: Codable, Hashable, Sendable {
     public var gracePeriod: Int?
     /// Bytes of output kept for a device that is away.
     public var resumeBuffer: Int?
+    /// Where the home door listens (`ADDRESS:PORT`), or `off`; nil: `HomeDoorConfiguration.defaultListen`.
+    public var homeListen: String?
+    /// Interfaces the home door refuses (names or `NAME*`); nil: the cellular defaults.
+    public var homeRefuse: [String]?
 
     public init(relay: String? = nil) { self.relay = relay }
 
@@ -27,6 +31,14 @@ public struct AgentSettings: Codable, Hashable, Sendable {
         if let gracePeriod, Self.gracePeriodRange.contains(gracePeriod) { settings.gracePeriod = Double(gracePeriod) }
         if let resumeBuffer, Self.resumeBufferRange.contains(resumeBuffer) { settings.resumeBuffer = resumeBuffer }
         return settings
+    }
+
+    /// The home door these settings ask for (`listen` overrides `homeListen`); nil when it is off.
+    public func homeDoor(listen: String? = nil) throws(HomeDoorConfiguration.Invalid) -> HomeDoorConfiguration? {
+        let text = listen ?? homeListen ?? HomeDoorConfiguration.defaultListen
+        guard text != HomeDoorConfiguration.off else { return nil }
+        return try HomeDoorConfiguration(
+            listen: text, refusedInterfaces: homeRefuse ?? HomeDoorConfiguration.defaultRefusedInterfaces)
     }
 
     public static func load(_ directory: AgentDirectory) -> AgentSettings {

@@ -1,6 +1,7 @@
 import CLISupport
 import Foundation
 import HerdrKit
+import PeerGate
 
 /// What `herdr-host run` is doing, in `agent.json`, for `herdr-host status`: which process, since
 /// when, and each device room's state. Rewritten (atomically, 0600) whenever a state changes.
@@ -10,6 +11,8 @@ public struct AgentStatus: Codable, Hashable, Sendable {
     public var bootID: String
     public var startedAt: Date
     public var rooms: [Room]
+    /// The home door, when it is on.
+    public var home: HomeDoorStatus?
 
     public struct Room: Codable, Hashable, Sendable {
         public var device: UUID
@@ -17,6 +20,27 @@ public struct AgentStatus: Codable, Hashable, Sendable {
         /// `parked`, `connected`, `waiting: …`, `stopped: …`.
         public var state: String
         public var since: Date
+    }
+
+    /// What the home door is doing: where it listens (or why it cannot), what it tells devices,
+    /// whom it refused, and how the last device arrived (set only once a paired device's
+    /// handshake succeeded: an admitted stranger never overwrites it).
+    public struct HomeDoorStatus: Codable, Hashable, Sendable {
+        public var listen: String
+        /// Nil while listening; why not otherwise.
+        public var error: String?
+        public var addresses: [String]
+        public var refusedCount: Int
+        public var lastRefused: PeerGateStatus.RefusedPeer?
+        /// Admitted peers whose handshake matched no paired device (or failed).
+        public var failedHandshakes: Int
+        public var lastDevice: Arrival?
+
+        public struct Arrival: Codable, Hashable, Sendable {
+            public var name: String
+            public var peer: String
+            public var at: Date
+        }
     }
 
     /// Whether the agent that wrote this still runs.

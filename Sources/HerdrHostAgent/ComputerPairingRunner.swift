@@ -64,7 +64,7 @@ public final class ComputerPairingRunner: Sendable {
         var machine: ComputerPairing
         var pump: RoomPump?
         var tag = 0
-        var channel: RelayChannel?
+        var channel: FramedChannel?
         var sawFrame = false
         var parkedOnce = false
         var storedID: UUID?
@@ -115,7 +115,7 @@ public final class ComputerPairingRunner: Sendable {
                     let handshake = try? CompanionProfile.herdrRemote.responderHandshake(
                         pid: loop.machine.code?.pidText ?? "", localStatic: staticKey)
                 else { return [] }
-                loop.channel = RelayChannel(connection: connection, handshake: handshake)
+                loop.channel = FramedChannel(connection: connection, handshake: handshake)
                 loop.sawFrame = false
                 if !loop.parkedOnce, let code = loop.machine.code {
                     loop.parkedOnce = true

@@ -17,9 +17,7 @@ extension HostAgent {
         let now = MonotonicClock.now
         var timeout = 0.5
         if let deadline = loop.sessions.nextDeadline(now: now) { timeout = min(timeout, max(0, deadline - now)) }
-        let blocked = loop.slots.values.contains {
-            ($0.channel?.connection.queuedByteCount ?? 0) >= Self.sendQueueLimit
-        }
+        let blocked = loop.routes.values.contains { queuedBytes(on: $0, loop) >= Self.sendQueueLimit }
         if blocked { timeout = min(timeout, 0.002) }
         return timeout
     }
@@ -28,18 +26,10 @@ extension HostAgent {
     func serveSessions(_ loop: Loop) {
         let now = MonotonicClock.now
         perform(loop.sessions.tick(now: now), loop)
-        for slot in loop.slots.values where slot.state == "connected" {
-            guard let connection = slot.channel?.connection, connection.queuedByteCount < Self.sendQueueLimit else {
-                continue
-            }
-            let messages = loop.sessions.messages(for: slot.device.id, now: now)
-            guard !messages.isEmpty else { continue }
-            do {
-                // In place (`slot.channel?.`), so its cipher states stay unshared.
-                for message in messages { try slot.channel?.send(message.bytes) }
-            } catch {
-                log("\(slot.device.name): sending failed (\(error)); parking again")
-                drop(slot, loop)
+        for (device, channel) in loop.routes where queuedBytes(on: channel, loop) < Self.sendQueueLimit {
+            for message in loop.sessions.messages(for: device, now: now) {
+                send(message.bytes, on: channel, loop)
+                guard loop.routes[device] == channel else { break }  // the send failed: dropped
             }
         }
     }
@@ -74,11 +64,11 @@ extension HostAgent {
             case .hangUp(let id):
                 loop.ptys[id]?.hangUp()
             case .dropConnection(let device, let reason):
-                guard let slot = loop.slots[device] else { continue }
-                log("\(slot.device.name): broke the session protocol (\(reason)); dropped its connection")
-                drop(slot, loop)
+                guard let channel = loop.routes[device] else { continue }
+                log("\(deviceName(device, loop)): broke the session protocol (\(reason)); dropped its connection")
+                drop(channel, loop)
             case .log(let device, let message):
-                log("\(loop.slots[device]?.device.name ?? "a device"): \(message)")
+                log("\(deviceName(device, loop)): \(message)")
             }
         }
     }
@@ -95,7 +85,7 @@ extension HostAgent {
         guard let work = loop.work else { return "the agent is stopping" }
         do {
             loop.ptys[id] = try PTYProcess(launch) { event in work.push(.pty(id, event)) }
-            let who = loop.slots[device]?.device.name ?? "a device"
+            let who = deviceName(device, loop)
             let configured = !(settings.sessionCommand ?? "").trimmingCharacters(in: .whitespaces).isEmpty
             let what = name.map { "herdr session \($0)" } ?? "herdr's default session"
             log("\(who): started a session (\(configured ? "the configured command, " : "")\(what))")

@@ -4,14 +4,18 @@ import Foundation
 import Glibc
 import HerdrCrypto
 import HerdrKit
+import HomeRoad
 import Noise
 import RelayClient
 import RelayProtocol
+import Synchronization
 
 /// `herdr-host run`: parks in every paired device's room and keeps parking, with backoff, through
-/// drops and relay restarts; notices pairings and unpairings made while it runs; serves each
-/// device that connects (a fresh XK handshake, the pinned static key only, the device's status).
-/// It logs no secret and no peer address.
+/// drops and relay restarts; notices pairings and unpairings made while it runs; listens on the
+/// home network when configured (`HomeDoorConfiguration`); serves each device that connects over
+/// either road (a fresh XK handshake, the pinned static key only, the device's status). A
+/// device's sessions follow the channel it last sent a session message on. It logs no secret;
+/// peer addresses only for the home door's refusals.
 ///
 /// The loop's state is handled one input at a time under one lock (`CombiningQueue`): a frame on
 /// its connection's thread, a PTY's output on its I/O thread; the caller's thread keeps the
@@ -23,6 +27,10 @@ public final class HostAgent: Sendable {
         case roomCheck(device: UUID, tag: Int, established: Bool?)
         /// A terminal session's PTY.
         case pty(HostSessionTable.SessionID, PTYProcess.Event)
+        /// The home door admitted a connection (its channel id).
+        case homeOpened(Int, HomeConnection)
+        /// A home connection's frame or end.
+        case home(Int, RelayConnectionEvent)
         /// Work done on another thread moved a deadline closer: the loop's thread recomputes its wait.
         case timersChanged
         case stop
@@ -38,13 +46,16 @@ public final class HostAgent: Sendable {
     let staticKey: KeyPair
     let linkOptions: RelayLink.Options
     let sessionSettings: HostSessionTable.Settings
+    let homeDoor: HomeDoorConfiguration?
     let log: @Sendable (String) -> Void
 
+    /// `homeDoor` nil: no home door, the relay road only.
     public init(
         directory: AgentDirectory, staticKey: KeyPair, linkOptions: RelayLink.Options = RelayLink.Options(),
         sessionSettings: HostSessionTable.Settings = HostSessionTable.Settings(),
-        log: @escaping @Sendable (String) -> Void
+        homeDoor: HomeDoorConfiguration? = nil, log: @escaping @Sendable (String) -> Void
     ) {
+        self.homeDoor = homeDoor
         self.directory = directory
         self.registry = DeviceRegistry(directory: directory)
         self.staticKey = staticKey
@@ -58,7 +69,9 @@ public final class HostAgent: Sendable {
         var device: PairedDevice
         let pump: RoomPump
         let tag: Int
-        var channel: RelayChannel?
+        var channel: FramedChannel?
+        /// The channel's id among all of the agent's channels (relay and home), while there is one.
+        var channelID: Int?
         var state = "connecting"
         var since = Date()
         var lastRoomCheck: Date?
@@ -74,6 +87,12 @@ public final class HostAgent: Sendable {
         var slots: [UUID: Slot] = [:]
         var sessions: HostSessionTable
         var ptys: [HostSessionTable.SessionID: PTYProcess] = [:]
+        /// Each device's session channel: the one it last sent a session message on.
+        var routes: [UUID: Int] = [:]
+        /// Ids for channels, shared with the home door's accept thread.
+        let homeIDs = ChannelCounter()
+        var home: HomeDoorState?
+        var homeLinks: [Int: HomeLink] = [:]
 
         init(sessions: HostSessionTable) { self.sessions = sessions }
         var nextTag = 0
@@ -100,7 +119,10 @@ public final class HostAgent: Sendable {
             if MonotonicClock.now + wakeTimeout(loop) < loop.loopWakesAt - 0.001 { inputs.push(.timersChanged) }
         }
         loop.work = work
-        work.withLock { reconcile(loop) }
+        work.withLock {
+            reconcile(loop)
+            openHomeDoor(loop)
+        }
         var lastCheck = Date()
         while true {
             let timeout = work.withLock {
@@ -119,12 +141,14 @@ public final class HostAgent: Sendable {
                     if registry.generation() != loop.generation { reconcile(loop) }
                     // A `pair` that held a room may have ended since.
                     if loop.slots.count != wanted(loop).count { reconcile(loop) }
+                    checkHomeDoor(loop)
                 }
                 if loop.statusDirty { writeStatus(loop) }
             }
         }
         let links = work.withLock {
             loop.shuttingDown = true
+            closeHomeDoor(loop)
             for pty in loop.ptys.values { pty.hangUp() }
             for slot in loop.slots.values { slot.pump.stop() }
             return loop.slots.values.map(\.pump.link)
@@ -161,6 +185,8 @@ public final class HostAgent: Sendable {
         let wantedIDs = Set(wanted(loop).map(\.id))
         for (id, slot) in loop.slots where !wantedIDs.contains(id) {
             slot.pump.stop()
+            for link in loop.homeLinks.values where link.device?.id == id { link.connection.close() }
+            loop.routes[id] = nil
             perform(loop.sessions.forget(id), loop)
             loop.slots[id] = nil
             loop.statusDirty = true
@@ -209,10 +235,16 @@ public final class HostAgent: Sendable {
 
     private func handle(_ input: Input, _ loop: Loop) {
         if case .pty(let id, let event) = input { return ptyEvent(id, event, loop) }
+        switch input {
+        case .homeOpened, .home: return homeEvent(input, loop)
+        default: break
+        }
         if case .roomCheck(let id, let tag, let established) = input {
             guard established == false, let slot = loop.slots[id], slot.tag == tag else { return }
             // The room lost its verifier: the device removed the pairing (or it expired).
             slot.pump.stop()
+            for link in loop.homeLinks.values where link.device?.id == id { link.connection.close() }
+            loop.routes[id] = nil
             perform(loop.sessions.forget(id), loop)
             loop.slots[id] = nil
             loop.statusDirty = true
@@ -225,7 +257,8 @@ public final class HostAgent: Sendable {
                 let handshake = try? CompanionProfile.herdrRemote.responderHandshake(
                     pid: slot.device.pairingID, localStatic: staticKey)
             else { return connection.close() }
-            slot.channel = RelayChannel(connection: connection, handshake: handshake)
+            slot.channel = FramedChannel(connection: connection, handshake: handshake)
+            slot.channelID = loop.homeIDs.next()
             setState(slot, "parked", loop)
             checkRoom(slot, loop)
         case .frame(let frame):
@@ -233,12 +266,12 @@ public final class HostAgent: Sendable {
         case .connectionEnded:
             if slot.state == "connected" { log("\(slot.device.name): disconnected") }
             slot.channel = nil
-            perform(loop.sessions.disconnected(id, now: MonotonicClock.now), loop)
+            if let channel = slot.channelID.take() { routeEnded(channel, device: id, loop) }
             setState(slot, "reconnecting", loop)
         case .waiting(let delay, let reason):
             setState(slot, "waiting (\(reason)); retry in \(Int(delay.rounded(.up))) s", loop)
         case .stopped(let reason):
-            perform(loop.sessions.disconnected(id, now: MonotonicClock.now), loop)
+            if let channel = slot.channelID.take() { routeEnded(channel, device: id, loop) }
             loop.slots[id] = nil
             loop.statusDirty = true
             stopped(slot, reason)
@@ -281,26 +314,11 @@ public final class HostAgent: Sendable {
                     }
                     log("\(slot.device.name): connected")
                     setState(slot, "connected", loop)
-                    loop.sessions.connected(slot.device.id)
                     _ = try? registry.update(slot.device.id) { $0.lastSeen = Date() }
                 case .message(let bytes):
-                    if SessionMessage.isSession(bytes) {
-                        guard slot.state == "connected" else { return drop(slot, loop) }
-                        do {
-                            let message = try SessionMessage(parsing: bytes)
-                            perform(
-                                loop.sessions.received(message, from: slot.device.id, now: MonotonicClock.now), loop)
-                        } catch {
-                            log(
-                                "\(slot.device.name): sent a malformed session message (\(error)); dropped its connection"
-                            )
-                            return drop(slot, loop)
-                        }
-                        continue
-                    }
-                    guard CompanionMessage.isControl(bytes) else { continue }
-                    guard let message = try? CompanionMessage(parsing: bytes) else { return drop(slot, loop) }
-                    control(message, slot, loop)
+                    guard slot.state == "connected", let channel = slot.channelID,
+                        channelMessage(bytes, device: slot.device, channel: channel, loop)
+                    else { return drop(slot, loop) }
                 }
             }
         } catch {
@@ -309,53 +327,46 @@ public final class HostAgent: Sendable {
         }
     }
 
-    private func control(_ message: CompanionMessage, _ slot: Slot, _ loop: Loop) {
+    /// A control message from `device` on channel `channel` (either road).
+    func control(_ message: CompanionMessage, device: PairedDevice, channel: Int, _ loop: Loop) {
+        let slot = loop.slots[device.id]
+        let established = slot?.device.established ?? device.established
         switch message {
         case .status(let status):
-            let stored = (try? registry.roomSecret(for: slot.device.id)) ?? nil
+            let stored = (try? registry.roomSecret(for: device.id)) ?? nil
             if stored.map({ ConstantTime.equal($0, status.roomSecret) }) != true {
-                if slot.device.established {
+                if established {
                     // The relay's verifier comes from the stored secret: another one would lock
                     // both sides out of the room.
-                    log(
-                        "\(slot.device.name): sent another room secret for an established room; kept the registered one"
-                    )
+                    log("\(device.name): sent another room secret for an established room; kept the registered one")
                 } else if let key = try? RelayJoinKey(roomSecret: status.roomSecret) {
                     // Not registered yet: the device's latest secret is the one it will register.
-                    var device = slot.device
-                    device.name = status.name
-                    try? registry.save(device, roomSecret: status.roomSecret)
-                    slot.pump.link.setCredential(.joinKey(key))
+                    var renamed = device
+                    renamed.name = status.name
+                    try? registry.save(renamed, roomSecret: status.roomSecret)
+                    slot?.pump.link.setCredential(.joinKey(key))
                 }
             }
-            _ = try? registry.update(slot.device.id) { device in
+            _ = try? registry.update(device.id) { device in
                 device.name = status.name
                 if status.registered { device.established = true }
             }
-            if status.registered { slot.device.established = true }
-            send(.statusAcknowledged, slot, loop)
+            if status.registered { slot?.device.established = true }
+            send(CompanionMessage.statusAcknowledged.bytes, on: channel, loop)
+            send(CompanionMessage.home(loop.home?.addresses ?? []).bytes, on: channel, loop)
         case .registered:
-            _ = try? registry.update(slot.device.id) { $0.established = true }
-            slot.device.established = true
-            log("\(slot.device.name): the room is established")
-        case .pairing, .statusAcknowledged, .unknown:
+            _ = try? registry.update(device.id) { $0.established = true }
+            slot?.device.established = true
+            log("\(device.name): the room is established")
+        case .pairing, .statusAcknowledged, .home, .unknown:
             break
         }
     }
 
-    private func send(_ message: CompanionMessage, _ slot: Slot, _ loop: Loop) {
-        do {
-            try slot.channel?.send(message.bytes)
-        } catch {
-            drop(slot, loop)
-        }
-    }
-
     func drop(_ slot: Slot, _ loop: Loop) {
-        let wasConnected = slot.channel != nil
         slot.channel?.connection.close()
         slot.channel = nil
-        if wasConnected { perform(loop.sessions.disconnected(slot.device.id, now: MonotonicClock.now), loop) }
+        if let channel = slot.channelID.take() { routeEnded(channel, device: slot.device.id, loop) }
         setState(slot, "reconnecting", loop)
     }
 
@@ -393,7 +404,7 @@ public final class HostAgent: Sendable {
         log(message)
     }
 
-    private func setState(_ slot: Slot, _ state: String, _ loop: Loop) {
+    func setState(_ slot: Slot, _ state: String, _ loop: Loop) {
         guard slot.state != state else { return }
         slot.state = state
         slot.since = Date()
@@ -406,8 +417,9 @@ public final class HostAgent: Sendable {
         let rooms = loop.slots.values.sorted { $0.device.name < $1.device.name }.map {
             AgentStatus.Room(device: $0.device.id, name: $0.device.name, state: $0.state, since: $0.since)
         }
-        let status = AgentStatus(
+        var status = AgentStatus(
             pid: me.pid, startTime: me.startTime, bootID: me.bootID, startedAt: loop.started, rooms: rooms)
+        status.home = homeDoorStatus(loop)
         do {
             try status.save(directory)
         } catch {

@@ -2,19 +2,19 @@ import Glibc
 import PeerGate
 
 /// A socket address copied out of the kernel (getpeername, getsockname, getifaddrs).
-struct SocketAddress {
+public struct SocketAddress: Sendable {
     var storage = sockaddr_storage()
     var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
 
     /// The peer of a connected socket.
-    static func peer(of fd: Int32) -> SocketAddress? {
+    public static func peer(of fd: Int32) -> SocketAddress? {
         var address = SocketAddress()
         let rc = address.withMutableSockaddr { getpeername(fd, $0, &$1) }
         return rc == 0 ? address : nil
     }
 
     /// The local end of a socket.
-    static func local(of fd: Int32) -> SocketAddress? {
+    public static func local(of fd: Int32) -> SocketAddress? {
         var address = SocketAddress()
         let rc = address.withMutableSockaddr { getsockname(fd, $0, &$1) }
         return rc == 0 ? address : nil
@@ -35,7 +35,7 @@ struct SocketAddress {
     }
 
     /// A bindable address for `ip` and `port`.
-    init(ip: IPAddress, port: UInt16) {
+    public init(ip: IPAddress, port: UInt16) {
         switch ip.family {
         case .ipv4:
             var address = sockaddr_in()
@@ -56,10 +56,10 @@ struct SocketAddress {
 
     private init() {}
 
-    var family: Int32 { Int32(storage.ss_family) }
+    public var family: Int32 { Int32(storage.ss_family) }
 
     /// The address bytes (IPv6 stays IPv6, mapped or not); nil for other families.
-    var ip: IPAddress? {
+    public var ip: IPAddress? {
         withUnsafeBytes(of: storage) { raw in
             switch family {
             case AF_INET:
@@ -75,12 +75,12 @@ struct SocketAddress {
     }
 
     /// The IPv6 scope id (the interface index of a link-local address); 0 otherwise.
-    var scopeID: UInt32 {
+    public var scopeID: UInt32 {
         guard family == AF_INET6 else { return 0 }
         return withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in6.self).sin6_scope_id }
     }
 
-    var port: UInt16 {
+    public var port: UInt16 {
         withUnsafeBytes(of: storage) { raw in
             switch family {
             case AF_INET: UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port)
@@ -91,14 +91,14 @@ struct SocketAddress {
     }
 
     /// The numeric text getnameinfo gives: "100.64.0.2", "::ffff:10.0.0.1", "fe80::1%eth0".
-    var numericHost: String? {
+    public var numericHost: String? {
         var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         let rc = withSockaddr { getnameinfo($0, $1, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) }
         guard rc == 0 else { return nil }
         return String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+    public func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
         withUnsafeBytes(of: storage) { raw in
             body(raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), length)
         }

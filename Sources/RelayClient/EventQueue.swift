@@ -28,7 +28,7 @@ public final class EventQueue<Element: Sendable>: Sendable {
     public var isEmpty: Bool { condition.withLock { state.head == state.items.count } }
 
     /// The summed weight of what waits.
-    var weight: Int { condition.withLock { state.weight } }
+    public var weight: Int { condition.withLock { state.weight } }
 
     /// Queues `element` (or hands it to a waiting task). Ignored once finished.
     public func push(_ element: Element) {

@@ -10,7 +10,7 @@ enum ConfigCommand {
         discussion: """
             With no KEY, shows every setting. With a KEY, shows that one; with a VALUE too, sets it; \
             with --unset, returns it to its default. A running `herdr-host run` uses a new \
-            session-command for the next session; the other two take effect when it restarts.
+            session-command for the next session; the others take effect when it restarts.
 
             Keys:
               session-command  What every session runs instead of herdr's attach (default: exec \
@@ -21,14 +21,22 @@ enum ConfigCommand {
             drops, its output kept: seconds, or with m/h/d (default 15m; 1s to 7d).
               resume-buffer    Output kept for a device that is away; more than this ends the \
             session, and the device attaches afresh (default 8MiB; 1MiB to 1GiB, K/M/G or KiB/MiB/GiB).
+              home-listen      Where herdr-host run listens for devices on the home network: \
+            ADDRESS:PORT ([::]:PORT for every address, or one home-network address of this machine), or \
+            off (default [::]:4610). Only home-network peers get through.
+              home-refuse      Interfaces the home door never serves, comma-separated names or \
+            NAME* prefixes (default: the cellular ones, wwan*,wwp*,rmnet*,ccmni*,pdp_ip*).
 
             Examples:
               herdr-host config session-command 'tmux new-session -A -s "${HERDR_SESSION:-main}"'
               herdr-host config grace-period 1h
               herdr-host config grace-period --unset
+              herdr-host config home-listen off
             """,
         arguments: [
-            PositionalSpec("key", help: "session-command, grace-period or resume-buffer.", isRequired: false),
+            PositionalSpec(
+                "key", help: "session-command, grace-period, resume-buffer, home-listen or home-refuse.",
+                isRequired: false),
             PositionalSpec("value", help: "The new value.", isRequired: false),
         ],
         flags: [FlagSpec("unset", help: "Return KEY to its default.")],
@@ -36,7 +44,7 @@ enum ConfigCommand {
             try run(arguments)
         })
 
-    static let keys = ["session-command", "grace-period", "resume-buffer"]
+    static let keys = ["session-command", "grace-period", "resume-buffer", "home-listen", "home-refuse"]
 
     static func run(_ arguments: ParsedArguments) throws -> ExitCode {
         let directory = AgentDirectory.standard()
@@ -71,6 +79,28 @@ enum ConfigCommand {
                 }
                 return seconds
             }
+        case "home-listen":
+            if let value, value != HomeDoorConfiguration.off {
+                do {
+                    _ = try HomeDoorConfiguration(listen: value)
+                } catch {
+                    throw HostCommandError(.usage, "\(error)")
+                }
+            }
+            settings.homeListen = value
+        case "home-refuse":
+            let patterns = value.map {
+                $0.isEmpty ? [] : $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            }
+            if let patterns {
+                do {
+                    _ = try HomeDoorConfiguration(
+                        listen: HomeDoorConfiguration.defaultListen, refusedInterfaces: patterns)
+                } catch {
+                    throw HostCommandError(.usage, "\(error)")
+                }
+            }
+            settings.homeRefuse = patterns
         default:
             settings.resumeBuffer = try value.map { text in
                 guard let bytes = SettingValue.bytes(text), AgentSettings.resumeBufferRange.contains(bytes) else {
@@ -96,6 +126,13 @@ enum ConfigCommand {
         case "grace-period":
             return
                 "\(SettingValue.describeSeconds(Int(effective.gracePeriod)))\(settings.gracePeriod == nil ? " (default)" : "")"
+        case "home-listen":
+            return settings.homeListen ?? "\(HomeDoorConfiguration.defaultListen) (default)"
+        case "home-refuse":
+            guard let patterns = settings.homeRefuse else {
+                return "\(HomeDoorConfiguration.defaultRefusedInterfaces.joined(separator: ",")) (default)"
+            }
+            return patterns.isEmpty ? "(none)" : patterns.joined(separator: ",")
         default:
             return
                 "\(SettingValue.describeBytes(effective.resumeBuffer))\(settings.resumeBuffer == nil ? " (default)" : "")"

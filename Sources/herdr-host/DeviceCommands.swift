@@ -87,7 +87,7 @@ enum DeviceCommands {
         })
 
     static let status = CommandSpec(
-        name: "status", abstract: "Is the agent running, and what is each room doing.",
+        name: "status", abstract: "Is the agent running, what is each room doing, whom did the home door refuse.",
         handler: { _ in
             let directory = AgentDirectory.standard()
             let devices = (try? DeviceRegistry(directory: directory).devices()) ?? []
@@ -107,8 +107,26 @@ enum DeviceCommands {
                 rows.append([device.name, "not parked: " + (device.ended ?? "finishing its pairing"), ""])
             }
             if rows.count > 1 { print(table(rows), terminator: "") }
+            if let home = status.home { print(homeDoorLines(home), terminator: "") }
             return .success
         })
+
+    /// The home door's part of `status`: where, what devices are told, who was refused and why.
+    static func homeDoorLines(_ home: AgentStatus.HomeDoorStatus) -> String {
+        if let error = home.error { return "Home door: not listening on \(home.listen): \(error)\n" }
+        var lines = [
+            "Home door: listening on \(home.listen); devices are told \(home.addresses.isEmpty ? "no address (no home network?)" : home.addresses.joined(separator: ", "))."
+        ]
+        if let last = home.lastDevice {
+            lines.append("  Last device: \(last.name) from \(last.peer) at \(describe(last.at)).")
+        }
+        lines.append(
+            "  Refused: \(home.refusedCount) before a byte was read; \(home.failedHandshakes) failed handshake(s).")
+        if let refused = home.lastRefused {
+            lines.append("  Last refused: \(refused.peer) at \(describe(refused.at)): \(refused.message).")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
 
     static func state(_ device: PairedDevice) -> String {
         if let ended = device.ended { return "removed on the other side: \(ended)" }

@@ -5,7 +5,9 @@ import Foundation
 import Glibc
 import HerdrHostAgent
 import HerdrKit
+import HomeRoad
 import Noise
+import PeerGateListener
 import RelayClient
 import Synchronization
 
@@ -84,6 +86,16 @@ enum PairCommand {
             png = arguments.string("png")
         }
 
+        /// What the code's `home=` says: the running agent's door as it listens, else the
+        /// configured door (none when it is off or its port is the kernel's pick).
+        func homeAddresses() -> [HomeAddress] {
+            if let status = try? AgentStatus.load(directory), status.isRunning {
+                return (status.home?.addresses ?? []).compactMap { try? HomeAddress(parsing: $0) }
+            }
+            guard let door = try? AgentSettings.load(directory).homeDoor() else { return [] }
+            return door.advertised(port: door.port, interfaces: InterfaceAddresses.current())
+        }
+
         static func hostName() -> String {
             var buffer = [CChar](repeating: 0, count: 256)
             guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
@@ -95,7 +107,9 @@ enum PairCommand {
             do {
                 try directory.create()
                 staticKey = try StaticKeyFile.loadOrCreate(directory.staticKeyFile)
-                try AgentSettings(relay: relay.origin).save(directory)
+                var settings = AgentSettings.load(directory)
+                settings.relay = relay.origin
+                try settings.save(directory)
             } catch {
                 StandardError.write("error: \(error)\n")
                 return .failure
@@ -104,7 +118,8 @@ enum PairCommand {
             let console = TerminalPairingConsole(pngFile: png)
             let runner = ComputerPairingRunner(
                 template: .init(
-                    staticPublicKey: staticKey.publicKey, relay: relay, computerName: name, session: session),
+                    staticPublicKey: staticKey.publicKey, relay: relay, computerName: name, session: session,
+                    home: homeAddresses()),
                 staticKey: staticKey, registry: registry, console: console)
             let signal = Mutex<Int32?>(nil)
             let watcher = try? SignalWatcher(

@@ -13,7 +13,11 @@ enum RunCommand {
         name: "run", abstract: "Keep this computer reachable: park in every paired device's relay room.",
         discussion: """
             Parks in each paired device's room on its relay and reconnects by itself, with backoff, when \
-            a connection drops or the relay restarts. A pairing or an unpairing made while it runs is \
+            a connection drops or the relay restarts. It also listens on the home network (the home road, \
+            \(HomeDoorConfiguration.defaultListen) unless herdr-host config home-listen says otherwise, or \
+            off): only peers on this machine's home networks get through, refused before a byte is read \
+            (tailnet and public addresses, cellular interfaces), and only a paired device completes the \
+            handshake; herdr-host status counts the refusals. A pairing or an unpairing made while it runs is \
             picked up within a second. A device the relay says was removed on the other side (or \
             expired) is no longer parked for, and the log says how to pair again. One agent runs at a \
             time. SIGINT, SIGTERM or SIGHUP stops it (exit 0).
@@ -23,16 +27,30 @@ enum RunCommand {
               systemctl --user enable --now herdr-host
               journalctl --user -u herdr-host
             """,
-        exitCodes: [.success, .failure, .unavailable],
-        handler: { _ in
-            await BlockingCall.run { run() }
+        options: [
+            OptionSpec(
+                "home-listen", valueName: "addr:port",
+                help:
+                    "Where the home door listens, or off (default: the home-listen setting, else \(HomeDoorConfiguration.defaultListen))."
+            )
+        ],
+        exitCodes: [.success, .failure, .usage, .unavailable],
+        handler: { arguments in
+            let door: HomeDoorConfiguration?
+            do {
+                door = try AgentSettings.load(AgentDirectory.standard()).homeDoor(
+                    listen: arguments.string("home-listen"))
+            } catch {
+                throw arguments.usageError("\(error)")
+            }
+            return await BlockingCall.run { run(homeDoor: door) }
         })
 
     static func log(_ message: String) {
         StandardError.write("\(timestamp()) herdr-host: \(message)\n")
     }
 
-    static func run() -> ExitCode {
+    static func run(homeDoor: HomeDoorConfiguration?) -> ExitCode {
         let directory = AgentDirectory.standard()
         let staticKey: KeyPair
         do {
@@ -58,7 +76,7 @@ enum RunCommand {
         defer { close(lock) }
         let agent = HostAgent(
             directory: directory, staticKey: staticKey, sessionSettings: AgentSettings.load(directory).sessionSettings,
-            log: log)
+            homeDoor: homeDoor, log: log)
         let watcher = try? SignalWatcher(
             signals: [SIGINT, SIGTERM, SIGHUP], queue: DispatchQueue(label: "herdr-host.signals")
         ) { _ in agent.inputs.push(.stop) }

@@ -43,7 +43,7 @@ enum CompanionPairing {
             herdrSession: code.session,
             relay: RelayRoad(
                 relay: code.relay.origin, computerKey: Base64URL.encode(code.staticPublicKey), pairingID: code.pidText,
-                registered: false, deviceName: deviceName))
+                registered: false, deviceName: deviceName, home: code.home))
         let secrets = SecretStore(directory: store.directory)
         let saved = Mutex(false)
         let console = TerminalDevicePairingConsole(computer: display(code))

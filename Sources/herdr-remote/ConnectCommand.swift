@@ -1,4 +1,5 @@
 import CLISupport
+import Companion
 import Foundation
 import Glibc
 import HerdrKit
@@ -15,13 +16,21 @@ enum ConnectCommand {
             the key is then pinned. A changed key is refused. If the connection drops, herdr-remote reattaches \
             to the same session, with backoff. Type ~. after a newline to disconnect, ~? for help.
 
-            A host paired through a relay (herdr-remote pair with a herdr://companion code) is reached \
-            through that relay, end to end encrypted to herdr-host on the computer, which must be running \
-            (herdr-host run). When the link drops, herdr-remote reconnects with backoff and the session \
+            A host paired with a herdr://companion code is reached end to end encrypted to herdr-host on the \
+            computer, which must be running (herdr-host run), over two roads tried together: directly on the \
+            home network when the computer listens there (its home addresses came with the code and are \
+            refreshed on every connection), and through the relay after a short head start. The first to \
+            complete the handshake with the pinned computer key wins; the status line says which. When the \
+            link drops, herdr-remote reconnects with backoff over whichever road answers and the session \
             resumes where it was, without losing or repeating a byte of output, as long as the computer \
             kept it (15 minutes by default, herdr-host config grace-period).
             """,
         arguments: [PositionalSpec("name", help: "A host saved with herdr-remote add.")],
+        options: [
+            OptionSpec(
+                "road", valueName: "home|relay",
+                help: "For a companion host: take only this road (default: both, the home network preferred).")
+        ],
         flags: [
             FlagSpec("no-reattach", help: "Fail at once when the connection drops instead of reattaching."),
             FlagSpec(
@@ -39,6 +48,15 @@ enum ConnectCommand {
         let terminal = LocalTerminal()
         var options = TerminalSessionOptions()
         if arguments.flag("no-reattach") { options.reconnect = .never }
+        if let road = arguments.string("road") {
+            guard let choice = DeviceRoads.Choice(rawValue: road), choice != .any else {
+                throw arguments.usageError("option '--road' must be home or relay, got '\(road)'")
+            }
+            guard host.relay != nil else {
+                throw arguments.usageError("\(host.name) is reached over SSH; --road is for companion hosts")
+            }
+            options.road = choice
+        }
         options.promptResponder = answerPrompts
         // Output goes to the terminal from the connection's own thread: no handoff per echo, and a
         // terminal that does not keep up holds the host back in its SSH window.
@@ -55,7 +73,10 @@ enum ConnectCommand {
         session.onNotice = { terminal.status($0) }
         if let road = host.relay {
             let relay = (try? RelayEndpoint(parsing: road.relay))?.authority ?? road.relay
-            terminal.status("Connecting to \(host.name) through the relay \(relay)...")
+            var roads: [String] = []
+            if options.road != .relay { roads += road.home.map { "home network \($0)" } }
+            if options.road != .home { roads.append("relay \(relay)") }
+            terminal.status("Connecting to \(host.name) (\(roads.joined(separator: ", ")))...")
         } else {
             terminal.status(
                 "Connecting to \(host.name) (\(host.username)@\(HostCommands.endpoint(CanonicalHost.hostname(host.hostname), host.port)))..."
@@ -64,6 +85,7 @@ enum ConnectCommand {
         let size = terminal.size
         await session.connect(cols: size.cols, rows: size.rows)
         guard session.state == .connected else { return finish(session, terminal: terminal, signal: nil) }
+        if let road = session.road { terminal.status("Connected via \(road).") }
 
         try terminal.enterRawMode()
         defer { terminal.restore() }
@@ -110,7 +132,9 @@ enum ConnectCommand {
             case .connected:
                 if case .reconnecting = lastState {
                     terminal.status(
-                        host.relay != nil ? "Reconnected; the session resumed where it was." : "Reattached.")
+                        host.relay != nil
+                            ? "Reconnected via \(session.road.map(\.description) ?? "the relay"); the session resumed where it was."
+                            : "Reattached.")
                 }
             default:
                 break

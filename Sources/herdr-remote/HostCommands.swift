@@ -33,8 +33,29 @@ enum HostCommands {
                 ])
             }
             print(table(rows), terminator: "")
+            for host in store.hosts.sorted(by: { $0.name < $1.name }) {
+                guard let relay = host.relay else { continue }
+                print(roadLines(host.name, relay, relayShown: endpoint(host.hostname, host.port)), terminator: "")
+            }
             return .success
         })
+
+    /// A companion host's roads and when each last worked.
+    static func roadLines(_ name: String, _ road: RelayRoad, relayShown: String) -> String {
+        func when(_ date: Date?) -> String {
+            guard let date else { return "never yet" }
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime]
+            return formatter.string(from: date)
+        }
+        let home = road.home.isEmpty ? "none known" : road.home.map(\.description).joined(separator: ", ")
+        return """
+            \(name) roads:
+              home network  \(home); last worked \(when(road.homeLastWorked))
+              relay         \(relayShown); last worked \(when(road.relayLastWorked))
+
+            """
+    }
 
     static let add = CommandSpec(
         name: "add", abstract: "Save a host to connect to.",

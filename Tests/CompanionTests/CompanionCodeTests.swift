@@ -1,6 +1,7 @@
 import Companion
 import Foundation
 import HerdrKit
+import HomeRoad
 import RelayClient
 import RelayProtocol
 import Testing
@@ -136,5 +137,23 @@ import Testing
         #expect(HerdrLink.host(of: try Self.link()) == "companion")
         #expect(HerdrLink.host(of: "HERDR://Pair?v=1") == "pair")
         #expect(HerdrLink.host(of: "https://companion?v=1") == nil)
+    }
+
+    @Test func homeAddressesRoundTripAndOnlyHomeOnesPass() throws {
+        var code = try Self.sample()
+        code.home = [try HomeAddress(parsing: "[fd00::7]:4610"), try HomeAddress(parsing: "169.254.3.1:4610")]
+        #expect(code.url.contains("&home=%5Bfd00::7%5D:4610,169.254.3.1:4610") || code.url.contains("&home="))
+        #expect(try parse(code.url) == code)
+        #expect(try parse(try Self.link()).home == [], "a code without home= has no home road")
+        for bad in ["127.0.0.1:4610", "100.64.1.2:4610", "8.8.8.8:1", "[fe80::1]:4610", "169.254.3.1", "x"] {
+            #expect {
+                try parse(try Self.link(["home": bad]))
+            } throws: { error in
+                (error as? PairingCodeError)?.field == "home"
+            }
+        }
+        #expect(throws: PairingCodeError.self) {
+            try parse(try Self.link(extra: "&home=169.254.3.1:1&home=169.254.3.2:1"))
+        }
     }
 }

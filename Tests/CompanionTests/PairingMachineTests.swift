@@ -1,6 +1,7 @@
 import Companion
 import Foundation
 import HerdrCrypto
+import HomeRoad
 import RelayClient
 import Testing
 
@@ -301,7 +302,8 @@ import Testing
         let messages: [CompanionMessage] = [
             .pairing(accepted: true), .pairing(accepted: false),
             .status(.init(name: "Jo's \"phone\" ☎", roomSecret: [UInt8](repeating: 1, count: 32), registered: true)),
-            .statusAcknowledged, .registered,
+            .statusAcknowledged, .registered, .home([]),
+            .home([try HomeAddress(parsing: "[fd00::7]:4610"), try HomeAddress(parsing: "169.254.3.1:4610")]),
         ]
         for message in messages {
             #expect(CompanionMessage.isControl(message.bytes))
@@ -321,6 +323,9 @@ import Testing
         "{\"status\":{\"v\":1,\"name\":\"\",\"roomSecret\":\"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=\",\"registered\":false}}",
         "{\"status\":{\"v\":1,\"name\":\"a\\u0007b\",\"roomSecret\":\"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=\",\"registered\":false}}",
         "{\"status\":{\"v\":1,\"name\":\"p\",\"roomSecret\":\"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=\",\"registered\":\"no\"}}",
+        "{\"home\":\"169.254.3.1:1\"}", "{\"home\":[\"127.0.0.1:1\"]}", "{\"home\":[\"100.64.0.1:1\"]}",
+        "{\"home\":[\"169.254.3.1:1\",\"169.254.3.1:1\"]}", "{\"home\":[1]}",
+        "{\"home\":[\"169.254.3.1:1\",\"169.254.3.2:1\",\"169.254.3.3:1\",\"169.254.3.4:1\",\"169.254.3.5:1\",\"169.254.3.6:1\",\"169.254.3.7:1\",\"169.254.3.8:1\",\"169.254.3.9:1\"]}",
     ])
     func malformedControlMessagesAreRefused(text: String) {
         #expect(throws: CompanionMessageError.self) { try CompanionMessage(parsing: Array(text.utf8)) }

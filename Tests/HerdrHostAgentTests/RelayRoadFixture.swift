@@ -22,11 +22,15 @@ final class RelayRoadFixture {
     let hostHome: URL
 
     /// A relay on a free loopback port; with `originPort` the relay believes it is reached there
-    /// (a proxy in front), so `origin` names it.
-    init(originPort: UInt16? = nil, relayArguments: [String] = []) throws {
+    /// (a proxy in front), so `origin` names it. The computer's home door is off unless
+    /// `homeListen` says where it listens: these roads are the relay's.
+    init(originPort: UInt16? = nil, relayArguments: [String] = [], homeListen: String = "off") throws {
         directory = try TemporaryDirectory(prefix: "relay-road-")
         hostHome = directory.appending("host")
         self.relayArguments = relayArguments
+        var settings = AgentSettings()
+        settings.homeListen = homeListen
+        try settings.save(AgentDirectory(url: hostHome.appendingPathComponent("herdr-host")))
         let database = directory.appending("relay.sqlite").path
         let first = try RelayProcess(
             ["--listen", "127.0.0.1:0", "--origin", "http://127.0.0.1:\(originPort ?? 1)", "--db", database, "--log"]
@@ -161,12 +165,19 @@ final class RelayRoadFixture {
             environment: deviceEnvironment(name))
     }
 
-    /// `herdr-remote connect HOST` on the device `name`, its stdin and stdout pipes.
-    func startConnect(_ host: String = "studio", device name: String = "phone", extra: [String] = []) throws
-        -> InteractiveProcess
-    {
-        try InteractiveProcess(
-            BuiltProgram.path("herdr-remote"), ["connect", host] + extra, environment: deviceEnvironment(name))
+    /// `herdr-remote connect HOST` on the device `name`, its stdin and stdout pipes; inside
+    /// `namespace` when given.
+    func startConnect(
+        _ host: String = "studio", device name: String = "phone", extra: [String] = [],
+        in namespace: TestNetworkNamespace? = nil
+    ) throws -> InteractiveProcess {
+        let program = BuiltProgram.path("herdr-remote")
+        guard let namespace else {
+            return try InteractiveProcess(program, ["connect", host] + extra, environment: deviceEnvironment(name))
+        }
+        return try InteractiveProcess(
+            try ProcessRunner.which("ip"), ["netns", "exec", namespace.name, program, "connect", host] + extra,
+            environment: deviceEnvironment(name))
     }
 
     /// The `after`-th code a device showed (0 = the first).

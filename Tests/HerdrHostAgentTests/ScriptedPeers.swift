@@ -11,14 +11,14 @@ import TestSupport
 final class HalfwayDevice {
     let code: CompanionCode
     let key: KeyPair
-    private var channel: RelayChannel?
+    private var channel: FramedChannel?
 
     init(code: CompanionCode, key: KeyPair = .generate()) throws {
         self.code = code
         self.key = key
     }
 
-    private func next(timeout: Double = 15) throws -> [RelayChannel.Output] {
+    private func next(timeout: Double = 15) throws -> [FramedChannel.Output] {
         guard var channel, let event = channel.connection.receive(timeout: timeout) else {
             throw FixtureError("nothing arrived")
         }
@@ -41,7 +41,7 @@ final class HalfwayDevice {
                 usleep(200_000)
             }
         }
-        var channel = RelayChannel(
+        var channel = FramedChannel(
             connection: connection!,
             handshake: try CompanionProfile.herdrRemote.initiatorHandshake(
                 pid: code.pidText, localStatic: key, remoteStatic: code.staticPublicKey))
@@ -94,7 +94,7 @@ final class HoldingComputer {
     let code: CompanionCode
     private let key = KeyPair.generate()
     private var connection: RelayConnection
-    private var channel: RelayChannel?
+    private var channel: FramedChannel?
     private(set) var sas = ""
 
     init(relay: RelayEndpoint) throws {
@@ -104,11 +104,11 @@ final class HoldingComputer {
         connection = try RelayConnection.connect(to: relay, room: code.room, role: .mac, credential: .none)
     }
 
-    private func next(timeout: Double = 30) throws -> [RelayChannel.Output] {
+    private func next(timeout: Double = 30) throws -> [FramedChannel.Output] {
         guard let event = connection.receive(timeout: timeout) else { throw FixtureError("nothing arrived") }
         guard case .message(let frame) = event else { throw FixtureError("the connection ended: \(event)") }
         if channel == nil {
-            channel = RelayChannel(
+            channel = FramedChannel(
                 connection: connection,
                 handshake: try CompanionProfile.herdrRemote.responderHandshake(pid: code.pidText, localStatic: key))
         }

@@ -1,19 +1,20 @@
 import Dispatch
 import Foundation
+import HomeRoad
 import Noise
 import RelayClient
 import RelayProtocol
 import Synchronization
 
-/// A terminal session on the computer, reached through the relay: the device side of the relay
-/// road's terminal (docs/companion.md, "The session protocol"). One thread connects
-/// (`DeviceRelayConnection`: signed join, fresh handshake, status), attaches the session, reads
-/// the computer's messages and, when the link drops, reconnects with backoff and resumes from the
-/// last byte received. Keystrokes, resizes and credits go out from the caller's thread at once,
+/// A terminal session on the computer, reached over the Noise roads (home network or relay): the
+/// device side of the companion terminal (docs/companion.md, "The session protocol"). One thread
+/// connects (`DeviceRoads`: the home addresses and the relay raced, a fresh handshake, status),
+/// attaches the session, reads the computer's messages and, when the link drops, reconnects with
+/// backoff over whichever road answers and resumes from the last byte received. Keystrokes, resizes and credits go out from the caller's thread at once,
 /// within the device's frame budget (a deferred flush sends what the budget held back).
 public final class CompanionTerminalConnection: Sendable {
     public struct Configuration: Sendable {
-        public var connection: DeviceRelayConnection
+        public var roads: DeviceRoads
         /// The herdr session to attach (nil: herdr's default); the computer chooses the command.
         public var session: String?
         public var cols: Int
@@ -30,8 +31,8 @@ public final class CompanionTerminalConnection: Sendable {
         /// the session.
         public var outputSink: (@Sendable ([UInt8]) -> Bool)?
 
-        public init(connection: DeviceRelayConnection, session: String?, cols: Int, rows: Int) {
-            self.connection = connection
+        public init(roads: DeviceRoads, session: String?, cols: Int, rows: Int) {
+            self.roads = roads
             self.session = session
             self.cols = cols
             self.rows = rows
@@ -39,6 +40,10 @@ public final class CompanionTerminalConnection: Sendable {
     }
 
     public enum Event: Sendable, Equatable {
+        /// A connection is up over this road (before the session starts or resumes on it).
+        case connected(via: CompanionRoad)
+        /// The computer said where its home door listens now.
+        case homeAddresses([HomeAddress])
         /// The session runs (the first time).
         case started
         /// Output for the screen (only without an `outputSink`); `acknowledgeOutput` when shown.
@@ -105,7 +110,7 @@ public final class CompanionTerminalConnection: Sendable {
 
     /// What goes out, shared by the caller's threads and the connection's thread.
     private struct Outgoing: ~Copyable {
-        var channel: RelayChannel?
+        var channel: FramedChannel?
         /// The session's stream on `channel` once it started there; nothing but the attach goes
         /// out before.
         var stream: UInt32?
@@ -121,7 +126,7 @@ public final class CompanionTerminalConnection: Sendable {
         var started = false
         var cancelled = false
         var finished = false
-        var connection: RelayConnection?
+        var connection: (any FramePipe)?
         var size: (cols: Int, rows: Int)
         init() { size = (80, 24) }
     }
@@ -182,7 +187,7 @@ public final class CompanionTerminalConnection: Sendable {
 
     /// Ends the session: the computer is told to hang it up, and `finished(.cancelled)` follows.
     public func cancel() {
-        let connection = control.withLock { control -> RelayConnection? in
+        let connection = control.withLock { control -> (any FramePipe)? in
             control.cancelled = true
             return control.connection
         }
@@ -254,7 +259,7 @@ public final class CompanionTerminalConnection: Sendable {
         while !isCancelled {
             let established: DeviceRelayConnection.Established
             do {
-                established = try configuration.connection.connect()
+                established = try configuration.roads.connect()
             } catch {
                 if let end = stop(after: error, attempt: attempt) { return finish(end) }
                 lastReason = error.description
@@ -270,10 +275,12 @@ public final class CompanionTerminalConnection: Sendable {
                 continue
             }
             if established.registeredNow { emit(.registered) }
+            let road = established.road
+            emit(.connected(via: road))
             let connection = established.channel.connection
             // Moved, not copied, into `outgoing`: a copy left behind would share the channel's
             // cipher states, and every message would then build a fresh cipher context.
-            var channel: RelayChannel? = (consume established).channel
+            var channel: FramedChannel? = (consume established).channel
             control.withLock { $0.connection = connection }
             if isCancelled { connection.close() }
             let attach = session.withLock { state in
@@ -299,7 +306,7 @@ public final class CompanionTerminalConnection: Sendable {
                 }
                 control.withLock { $0.connection = nil }
                 if isCancelled { return finish(.cancelled) }
-                let failure = configuration.connection.classify(end)
+                let failure = configuration.roads.classify(end, on: road)
                 if let end = stop(after: failure, attempt: 1) { return finish(end) }
                 lastReason = failure.description
                 if session.withLock({ $0.hasStarted }) { attempt = 0 }
@@ -319,7 +326,7 @@ public final class CompanionTerminalConnection: Sendable {
 
     /// Handles the computer's messages on the connection's own thread (one handoff less per
     /// frame) until the session ends or the connection does.
-    private func serve(_ connection: RelayConnection) -> ServeEnd {
+    private func serve(_ connection: any FramePipe) -> ServeEnd {
         let outcome = Mutex<ServeEnd?>(nil)
         let decided = DispatchSemaphore(value: 0)
         connection.deliver { [self] event in
@@ -338,10 +345,10 @@ public final class CompanionTerminalConnection: Sendable {
     }
 
     /// One frame from the computer: decrypted, parsed, handled; the end it means, or nil.
-    private func receive(_ frame: [UInt8], on connection: RelayConnection) -> ServeEnd? {
-        let outputs: [RelayChannel.Output]
+    private func receive(_ frame: [UInt8], on connection: any FramePipe) -> ServeEnd? {
+        let outputs: [FramedChannel.Output]
         do {
-            outputs = try outgoing.withLock { out throws(RelayChannelError) in
+            outputs = try outgoing.withLock { out throws(FramedChannelError) in
                 try out.channel?.receive(frame) ?? []
             }
         } catch {
@@ -349,7 +356,12 @@ public final class CompanionTerminalConnection: Sendable {
             connection.close()
             return .dropped(.failed(RelayClientError(.protocolViolation, "\(error)")))
         }
-        for case .message(let bytes) in outputs where SessionMessage.isSession(bytes) {
+        for case .message(let bytes) in outputs {
+            if CompanionMessage.isControl(bytes) {
+                if case .home(let addresses) = try? CompanionMessage(parsing: bytes) { emit(.homeAddresses(addresses)) }
+                continue
+            }
+            guard SessionMessage.isSession(bytes) else { continue }
             let message: SessionMessage
             do {
                 message = try SessionMessage(parsing: bytes)

@@ -1,4 +1,5 @@
 import Foundation
+import HomeRoad
 
 /// One computer the user connects to: where it is, who to log in as, and which herdr session to open.
 ///
@@ -87,12 +88,39 @@ public struct RelayRoad: Codable, Hashable, Sendable {
     /// The name this device paired under, sent to the computer on every connection (nil for
     /// pairings older than the field: the computer name is then used).
     public var deviceName: String?
+    /// Where the computer's home door listens, as it last said (the code's `home=`, then every
+    /// established channel).
+    public var home: [HomeAddress]
+    /// When a session last got through over the home network, and over the relay.
+    public var homeLastWorked: Date?
+    public var relayLastWorked: Date?
 
-    public init(relay: String, computerKey: String, pairingID: String, registered: Bool, deviceName: String? = nil) {
+    public init(
+        relay: String, computerKey: String, pairingID: String, registered: Bool, deviceName: String? = nil,
+        home: [HomeAddress] = []
+    ) {
         self.relay = relay
         self.computerKey = computerKey
         self.pairingID = pairingID
         self.registered = registered
         self.deviceName = deviceName
+        self.home = home
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case relay, computerKey, pairingID, registered, deviceName, home, homeLastWorked, relayLastWorked
+    }
+
+    /// Decodes a road; pairings older than the home road have no `home`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        relay = try container.decode(String.self, forKey: .relay)
+        computerKey = try container.decode(String.self, forKey: .computerKey)
+        pairingID = try container.decode(String.self, forKey: .pairingID)
+        registered = try container.decode(Bool.self, forKey: .registered)
+        deviceName = try container.decodeIfPresent(String.self, forKey: .deviceName)
+        home = try container.decodeIfPresent([HomeAddress].self, forKey: .home) ?? []
+        homeLastWorked = try container.decodeIfPresent(Date.self, forKey: .homeLastWorked)
+        relayLastWorked = try container.decodeIfPresent(Date.self, forKey: .relayLastWorked)
     }
 }

@@ -1,10 +1,11 @@
 import Companion
 import Foundation
+import HomeRoad
 import Noise
 import RelayClient
 import SSHClient
 
-/// The relay road: the session through herdr-host over the end-to-end channel.
+/// The Noise roads (home network, relay): the session through herdr-host over the end-to-end channel.
 extension TerminalSession {
     /// Connects through the relay and returns once the session runs, or has failed or closed.
     func connectThroughRelay(generation: Int) async {
@@ -40,6 +41,11 @@ extension TerminalSession {
         signal: StartSignal<Bool>, generation: Int
     ) {
         switch event {
+        case .connected(let road):
+            self.road = road
+            noteRoadWorked(road)
+        case .homeAddresses(let addresses):
+            keepHomeAddresses(addresses)
         case .started:
             connectedAt = .now
             state = .connected
@@ -135,8 +141,9 @@ extension TerminalSession {
         var connection = DeviceRelayConnection(pairing: pairing, deviceName: name, staticKey: key)
         connection.timeout = options.connectTimeout.seconds
         connection.options.connectTimeout = options.connectTimeout.seconds
+        let roads = DeviceRoads(relay: connection, home: road.home, choice: options.road)
         var configuration = CompanionTerminalConnection.Configuration(
-            connection: connection, session: profile.herdrSession, cols: size.cols, rows: size.rows)
+            roads: roads, session: profile.herdrSession, cols: size.cols, rows: size.rows)
         let policy = options.reconnect
         configuration.retryDelay = { attempt in policy.delay(beforeAttempt: attempt)?.seconds }
         if let direct = options.directOutput {
@@ -147,6 +154,22 @@ extension TerminalSession {
             }
         }
         return configuration
+    }
+
+    /// A session got through over `road` now: kept for `herdr-remote hosts`.
+    private func noteRoadWorked(_ road: CompanionRoad) {
+        guard var current = store.hosts.first(where: { $0.id == profile.id }), current.relay != nil else { return }
+        if road.isHome { current.relay?.homeLastWorked = Date() } else { current.relay?.relayLastWorked = Date() }
+        store.upsert(current)
+    }
+
+    /// The computer's home door moved (a new lease) or closed: later connections try it there.
+    private func keepHomeAddresses(_ addresses: [HomeAddress]) {
+        guard var current = store.hosts.first(where: { $0.id == profile.id }), let road = current.relay,
+            road.home != addresses
+        else { return }
+        current.relay?.home = addresses
+        store.upsert(current)
     }
 
     /// The relay took the room's verifier: later connections need not register it again.

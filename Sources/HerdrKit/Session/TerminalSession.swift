@@ -22,6 +22,8 @@ public final class TerminalSession {
     public internal(set) var failureKind: SessionFailureKind?
     /// The key that was refused because it differs from the pin, for the UI to show.
     public private(set) var rejectedHostKey: HostKeyChallenge?
+    /// For a companion host, the road the current (or last) connection took.
+    public internal(set) var road: CompanionRoad?
 
     /// Output (stdout, then stderr) in order, one call per network read burst. The next read
     /// waits until this returns, so a slow consumer stalls the host in its SSH window.

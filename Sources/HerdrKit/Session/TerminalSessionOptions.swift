@@ -1,3 +1,4 @@
+import Companion
 import SSHClient
 
 /// Tuning for a terminal session; the defaults suit an interactive terminal on a tailnet.
@@ -21,6 +22,8 @@ public struct TerminalSessionOptions: Sendable {
     /// one thread handoff less per keystroke echo, for a program writing to its own terminal.
     /// It may block (the host then waits in its SSH window); returning false ends the session.
     public var directOutput: (@Sendable ([UInt8]) -> Bool)?
+    /// For a companion host: which roads a connection may take (home network, relay, or both raced).
+    public var road: DeviceRoads.Choice = .any
 
     public init() {}
 }

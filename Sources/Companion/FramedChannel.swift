@@ -1,19 +1,19 @@
 import RelayClient
 
-/// The end-to-end channel over one admitted relay connection: frames out go straight to the
-/// connection, frames in come from the owner's loop. Any failure (of the channel or of a send)
-/// is fatal, as the channel's own failures are: the owner closes the connection and starts over
-/// on the next one with a fresh handshake.
-public struct RelayChannel: Sendable {
+/// The end-to-end channel over one frame pipe (an admitted relay connection, or a home road
+/// connection): frames out go straight to the pipe, frames in come from the owner's loop. Any
+/// failure (of the channel or of a send) is fatal, as the channel's own failures are: the owner
+/// closes the pipe and starts over on the next one with a fresh handshake.
+public struct FramedChannel: Sendable {
     public enum Output: Sendable, Equatable {
         case established(CompanionChannel.Established)
         case message([UInt8])
     }
 
-    public let connection: RelayConnection
+    public let connection: any FramePipe
     private var channel: CompanionChannel
 
-    public init(connection: RelayConnection, handshake: CompanionHandshake) {
+    public init(connection: any FramePipe, handshake: CompanionHandshake) {
         self.connection = connection
         self.channel = CompanionChannel(handshake: handshake)
     }
@@ -22,12 +22,12 @@ public struct RelayChannel: Sendable {
     public var established: CompanionChannel.Established? { channel.established }
 
     /// Starts the handshake (the initiator's first message goes out).
-    public mutating func start() throws(RelayChannelError) -> [Output] {
+    public mutating func start() throws(FramedChannelError) -> [Output] {
         do {
             return try carryOut(try channel.start())
         } catch let error as SecureChannelError {
             throw .channel(error)
-        } catch let error as RelayChannelError {
+        } catch let error as FramedChannelError {
             throw error
         } catch {
             throw .channel(SecureChannelError(.noise, "\(error)"))
@@ -35,12 +35,12 @@ public struct RelayChannel: Sendable {
     }
 
     /// One frame from the peer.
-    public mutating func receive(_ frame: [UInt8]) throws(RelayChannelError) -> [Output] {
+    public mutating func receive(_ frame: [UInt8]) throws(FramedChannelError) -> [Output] {
         do {
             return try carryOut(try channel.receive(frame))
         } catch let error as SecureChannelError {
             throw .channel(error)
-        } catch let error as RelayChannelError {
+        } catch let error as FramedChannelError {
             throw error
         } catch {
             throw .channel(SecureChannelError(.noise, "\(error)"))
@@ -48,7 +48,7 @@ public struct RelayChannel: Sendable {
     }
 
     /// Sends one message (chunked into frames as needed).
-    public mutating func send(_ message: [UInt8]) throws(RelayChannelError) {
+    public mutating func send(_ message: [UInt8]) throws(FramedChannelError) {
         let frames: [[UInt8]]
         do {
             frames = try channel.send(message)
@@ -72,7 +72,7 @@ public struct RelayChannel: Sendable {
                 do {
                     try connection.send(frame)
                 } catch {
-                    throw RelayChannelError.send(error)
+                    throw FramedChannelError.send(error)
                 }
             case .established(let established): outputs.append(.established(established))
             case .deliver(let message): outputs.append(.message(message))
@@ -82,8 +82,8 @@ public struct RelayChannel: Sendable {
     }
 }
 
-/// Why a relay channel ended.
-public enum RelayChannelError: Error, Sendable, CustomStringConvertible {
+/// Why a framed channel ended.
+public enum FramedChannelError: Error, Sendable, CustomStringConvertible {
     case channel(SecureChannelError)
     case send(RelayClientError)
 

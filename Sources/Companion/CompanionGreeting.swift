@@ -1,0 +1,79 @@
+import Foundation
+import HomeRoad
+import Noise
+import RelayClient
+
+/// Which road a device's connection to its computer took.
+public enum CompanionRoad: Hashable, Sendable, CustomStringConvertible {
+    case home(HomeAddress)
+    case relay(host: String)
+
+    /// "home network [fd00::7]:4610" or "relay relay.example.com".
+    public var description: String {
+        switch self {
+        case .home(let address): "home network \(address)"
+        case .relay(let host): "relay \(host)"
+        }
+    }
+
+    public var isHome: Bool {
+        if case .home = self { return true }
+        return false
+    }
+}
+
+/// The device's first steps on any pipe to its computer: a fresh XK handshake with the pinned
+/// computer key, the status with the room secret, the computer's ack. Shared by the relay road
+/// and the home road.
+func greet(
+    over pipe: any FramePipe, pairingID: String, computerKey: [UInt8], status: CompanionMessage.DeviceStatus,
+    staticKey: KeyPair, timeout: Double, classify: (RelayConnectionEnd) -> DeviceRelayConnection.Failure
+) throws(DeviceRelayConnection.Failure) -> FramedChannel {
+    let handshake: CompanionHandshake
+    do {
+        handshake = try CompanionProfile.herdrRemote.initiatorHandshake(
+            pid: pairingID, localStatic: staticKey, remoteStatic: computerKey)
+    } catch {
+        throw .unavailable("cannot start the handshake: \(error)")
+    }
+    var channel = FramedChannel(connection: pipe, handshake: handshake)
+    let deadline = Date().addingTimeInterval(timeout)
+    func next() throws(DeviceRelayConnection.Failure) -> [FramedChannel.Output] {
+        let left = deadline.timeIntervalSinceNow
+        guard left > 0, let event = pipe.receive(timeout: left) else {
+            throw .unavailable("the computer did not answer in time")
+        }
+        switch event {
+        case .message(let frame):
+            do {
+                return try channel.receive(frame)
+            } catch {
+                throw .unavailable("\(error)")
+            }
+        case .ended(let end):
+            throw classify(end)
+        }
+    }
+    do {
+        _ = try channel.start()
+    } catch {
+        throw .unavailable("\(error)")
+    }
+    while !channel.isEstablished { _ = try next() }
+    do {
+        try channel.send(CompanionMessage.status(status).bytes)
+    } catch {
+        throw .unavailable("\(error)")
+    }
+    var acknowledged = false
+    while !acknowledged {
+        for output in try next() {
+            guard case .message(let bytes) = output, CompanionMessage.isControl(bytes) else { continue }
+            guard let message = try? CompanionMessage(parsing: bytes) else {
+                throw .unavailable("the computer sent a malformed control message")
+            }
+            if message == .statusAcknowledged { acknowledged = true }
+        }
+    }
+    return channel
+}

@@ -1,0 +1,150 @@
+import Foundation
+import HomeRoad
+import Noise
+import RelayClient
+import Synchronization
+
+/// Every road from a paired device to its computer, tried together (happy eyeballs): the home
+/// addresses first, the relay after a short head start, the first channel up wins. The pinned
+/// computer key proves the computer on every road: another machine at the same private address
+/// fails the handshake harmlessly while the relay carries on.
+public struct DeviceRoads: Sendable {
+    /// Which roads a connection may take.
+    public enum Choice: String, Sendable, CaseIterable {
+        case any, home, relay
+    }
+
+    public var relay: DeviceRelayConnection
+    /// Where the computer's home door listens, as it last said.
+    public var home: [HomeAddress]
+    public var choice: Choice = .any
+    /// Seconds the home addresses go first before the relay is tried too.
+    public var homeHeadStart: Double = 0.25
+    /// Seconds for a home address's TCP connect (a home network answers in milliseconds).
+    public var homeConnectTimeout: Double = 3
+    public var homeOptions = HomeConnection.Options()
+
+    public init(relay: DeviceRelayConnection, home: [HomeAddress], choice: Choice = .any) {
+        self.relay = relay
+        self.home = home
+        self.choice = choice
+    }
+
+    /// One attempt over the roads `choice` allows; blocks the calling thread (not Swift's pool).
+    public func connect() throws(DeviceRelayConnection.Failure) -> DeviceRelayConnection.Established {
+        let homes = choice == .relay ? [] : home
+        let useRelay = choice != .home
+        if homes.isEmpty {
+            guard useRelay else {
+                throw .unavailable("the computer has told this device no home address (pair again, or use the relay)")
+            }
+            return try relay.connect()
+        }
+        let race = Race()
+        for address in homes {
+            race.start(home: true) { () throws(DeviceRelayConnection.Failure) in try connectHome(address, race) }
+        }
+        if useRelay {
+            race.waitForWinner(orAllFailed: homes.count, timeout: homeHeadStart)
+            if !race.isDecided {
+                race.start(home: false) { () throws(DeviceRelayConnection.Failure) in try relay.connect() }
+            }
+        }
+        return try race.outcome(attempts: homes.count + (useRelay ? 1 : 0), relayTried: useRelay)
+    }
+
+    /// Why an established connection ended, as a failure: what it means for retrying.
+    public func classify(_ end: RelayConnectionEnd, on road: CompanionRoad) -> DeviceRelayConnection.Failure {
+        switch road {
+        case .relay: relay.classify(end)
+        case .home(let address): .unavailable("the home connection to \(address) ended (\(end))")
+        }
+    }
+
+    private func connectHome(_ address: HomeAddress, _ race: Race) throws(DeviceRelayConnection.Failure)
+        -> DeviceRelayConnection.Established
+    {
+        let pipe: HomeConnection
+        do {
+            pipe = try HomeConnection.connect(
+                to: address, timeout: homeConnectTimeout, options: homeOptions, isCancelled: { race.isDecided })
+        } catch {
+            throw .unavailable(error.message)
+        }
+        do {
+            let channel = try greet(
+                over: pipe, pairingID: relay.pairing.pairingID, computerKey: relay.pairing.computerKey,
+                status: .init(
+                    name: relay.deviceName, roomSecret: relay.pairing.roomSecret, registered: relay.pairing.registered),
+                staticKey: relay.staticKey, timeout: relay.timeout,
+                classify: { .unavailable("the home connection to \(address) ended (\($0))") })
+            return .init(channel: channel, registeredNow: false, road: .home(address))
+        } catch {
+            pipe.close()
+            throw error
+        }
+    }
+}
+
+/// The attempts of one `DeviceRoads.connect`, each on a thread of its own: the first success
+/// wins; a later success is closed at once.
+private final class Race: Sendable {
+    private struct State {
+        var winner: DeviceRelayConnection.Established?
+        var failures: [(home: Bool, failure: DeviceRelayConnection.Failure)] = []
+    }
+
+    private let state = Mutex(State())
+    private let changed = DispatchSemaphore(value: 0)
+
+    var isDecided: Bool { state.withLock { $0.winner != nil } }
+
+    func start(
+        home: Bool,
+        _ attempt: @escaping @Sendable () throws(DeviceRelayConnection.Failure) -> DeviceRelayConnection.Established
+    ) {
+        let thread = Thread { [self] in
+            let result = Result(catching: attempt)
+            let loser: DeviceRelayConnection.Established? = state.withLock { state in
+                switch result {
+                case .success(let established):
+                    guard state.winner == nil else { return established }
+                    state.winner = established
+                    return nil
+                case .failure(let failure):
+                    state.failures.append((home, failure))
+                    return nil
+                }
+            }
+            loser?.channel.connection.close()
+            changed.signal()
+        }
+        thread.name = "road attempt"
+        thread.start()
+    }
+
+    /// Waits up to `timeout` seconds, less when a winner comes or `count` attempts failed.
+    func waitForWinner(orAllFailed count: Int, timeout: Double) {
+        let deadline = DispatchTime.now() + timeout
+        while state.withLock({ $0.winner == nil && $0.failures.count < count }) {
+            if changed.wait(timeout: deadline) == .timedOut { return }
+        }
+    }
+
+    /// The winner, or once all `attempts` failed the failure to report: the relay's (it knows
+    /// about pairings and quotas) when it was tried, else the home addresses'.
+    func outcome(attempts: Int, relayTried: Bool) throws(DeviceRelayConnection.Failure)
+        -> DeviceRelayConnection.Established
+    {
+        while true {
+            let (winner, failures) = state.withLock { ($0.winner, $0.failures) }
+            if let winner { return winner }
+            if failures.count >= attempts {
+                if relayTried, let relay = failures.first(where: { !$0.home }) { throw relay.failure }
+                throw .unavailable(
+                    "no home address answered (\(failures.map(\.failure.description).joined(separator: "; ")))")
+            }
+            changed.wait()
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import Companion
+import Foundation
+import RelayClient
+import Synchronization
+
+/// Channels and the sessions' route: a device may have a relay channel and home channels at
+/// once (the device races its roads; a road that died may not have noticed yet), but its
+/// sessions speak over one, the channel it last sent a session message on. Moving the route
+/// hangs up the old channel and resumes the sessions on the new one, as a relay drop would.
+extension HostAgent {
+    /// Ids for channels, unique across both roads; taken on the home door's accept thread too.
+    final class ChannelCounter: Sendable {
+        private let value = Atomic<Int>(0)
+        func next() -> Int { value.add(1, ordering: .relaxed).newValue }
+    }
+
+    /// A message from `device` on `channel`: session messages move the route here and go to the
+    /// table, control messages are answered. False: the device broke the protocol (drop it).
+    func channelMessage(_ bytes: [UInt8], device: PairedDevice, channel: Int, _ loop: Loop) -> Bool {
+        if SessionMessage.isSession(bytes) {
+            let message: SessionMessage
+            do {
+                message = try SessionMessage(parsing: bytes)
+            } catch {
+                log("\(device.name): sent a malformed session message (\(error)); dropped its connection")
+                return false
+            }
+            if loop.routes[device.id] != channel {
+                if let old = loop.routes[device.id] {
+                    routeEnded(old, device: device.id, loop)
+                    close(old, loop)
+                }
+                loop.routes[device.id] = channel
+                loop.sessions.connected(device.id)
+            }
+            perform(loop.sessions.received(message, from: device.id, now: MonotonicClock.now), loop)
+            return true
+        }
+        guard CompanionMessage.isControl(bytes) else { return true }
+        guard let message = try? CompanionMessage(parsing: bytes) else { return false }
+        control(message, device: device, channel: channel, loop)
+        return true
+    }
+
+    /// `channel` ended or was dropped: if the device's sessions spoke over it, they wait for it
+    /// to come back (the grace period).
+    func routeEnded(_ channel: Int, device: UUID, _ loop: Loop) {
+        guard loop.routes[device] == channel else { return }
+        loop.routes[device] = nil
+        perform(loop.sessions.disconnected(device, now: MonotonicClock.now), loop)
+    }
+
+    /// Sends one message on `channel`, in place (a copy of a channel would share its cipher
+    /// states); a failed send drops the channel.
+    func send(_ bytes: [UInt8], on channel: Int, _ loop: Loop) {
+        do {
+            if let link = loop.homeLinks[channel] {
+                try link.channel?.send(bytes)
+            } else if let slot = relaySlot(holding: channel, loop) {
+                try slot.channel?.send(bytes)
+            }
+        } catch {
+            drop(channel, loop)
+        }
+    }
+
+    /// Bytes waiting for `channel`'s socket.
+    func queuedBytes(on channel: Int, _ loop: Loop) -> Int {
+        if let link = loop.homeLinks[channel] { return link.connection.queuedByteCount }
+        return relaySlot(holding: channel, loop)?.channel?.connection.queuedByteCount ?? 0
+    }
+
+    /// Ends `channel`: a relay slot parks again, a home link closes; the route, if it was the
+    /// device's, waits for the device.
+    func drop(_ channel: Int, _ loop: Loop) {
+        if let link = loop.homeLinks[channel] {
+            link.connection.close()
+            if let device = link.device { routeEnded(channel, device: device.id, loop) }
+        } else if let slot = relaySlot(holding: channel, loop) {
+            drop(slot, loop)
+        }
+    }
+
+    /// Closes `channel` without touching the route (the caller moved it).
+    private func close(_ channel: Int, _ loop: Loop) {
+        if let link = loop.homeLinks[channel] {
+            link.connection.close()
+        } else if let slot = relaySlot(holding: channel, loop) {
+            slot.channel?.connection.close()
+            slot.channel = nil
+            slot.channelID = nil
+            setState(slot, "reconnecting", loop)
+        }
+    }
+
+    func relaySlot(holding channel: Int, _ loop: Loop) -> Slot? {
+        loop.slots.values.first { $0.channelID == channel }
+    }
+
+    func deviceName(_ device: UUID, _ loop: Loop) -> String {
+        loop.slots[device]?.device.name ?? loop.homeLinks.values.first { $0.device?.id == device }?.device?.name
+            ?? "a device"
+    }
+}

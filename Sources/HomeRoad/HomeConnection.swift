@@ -1,0 +1,316 @@
+import CSystem
+import Foundation
+import Glibc
+import PeerGate
+import PeerGateListener
+import RelayClient
+import Synchronization
+
+/// One home-road connection: a TCP socket carrying Noise messages, each after its 16-bit
+/// big-endian length (`HomeFrameDecoder`), on a thread of its own that polls the socket.
+///
+/// Sending writes straight to the socket when nothing waits before the frame (a keystroke costs
+/// no thread wake-up) and queues the rest for the thread; the queue is bounded
+/// (`maximumQueuedBytes`, `backpressure` beyond). Receiving: events in order through `receive`
+/// or, once `deliver` is set, on the connection's thread; while more than
+/// `maximumIncomingBytes` wait unconsumed the thread stops reading, so a stalled reader holds
+/// the writer back through TCP. A home link that dies is noticed by the kernel: keepalive probes
+/// after `keepaliveIdle` seconds of silence, and `TCP_USER_TIMEOUT` for data left unacknowledged.
+public final class HomeConnection: FramePipe {
+    public struct Options: Sendable {
+        public var maximumQueuedBytes = 4 * 1024 * 1024
+        public var maximumIncomingBytes = 4 * 1024 * 1024
+        /// Seconds of silence before the first keepalive probe; probes then go every second and
+        /// three unanswered end the connection.
+        public var keepaliveIdle: Int32 = 2
+        /// Milliseconds sent data may stay unacknowledged before the connection ends.
+        public var userTimeout: UInt32 = 5000
+        /// Seconds `close()` lets queued frames drain before the socket goes.
+        public var closeTimeout: Double = 1
+        public init() {}
+    }
+
+    /// The peer's numeric address, as the socket reports it.
+    public let peer: String
+    public let options: Options
+    private let fd: Int32
+    private let wakeFD: Int32
+    private let state: Mutex<State>
+    private let incoming: EventQueue<RelayConnectionEvent>
+    private let ended = DispatchSemaphore(value: 0)
+
+    private struct State {
+        var pending: [UInt8] = []
+        var pendingOffset = 0
+        var closing = false
+        var end: RelayConnectionEnd?
+        var handler: (@Sendable (RelayConnectionEvent) -> Void)?
+        /// The connection's thread is done: whoever sets the handler now drains the queue.
+        var threadDone = false
+        var pendingCount: Int { pending.count - pendingOffset }
+    }
+
+    /// Takes a connected socket (it is made non-blocking; this object closes it) and starts the
+    /// connection's thread.
+    public init(socket fd: Int32, options: Options = Options()) throws(RelayClientError) {
+        let wakeFD = csystem_eventfd_nonblocking()
+        guard wakeFD >= 0 else {
+            Glibc.close(fd)
+            throw RelayClientError(.connectionLost, "eventfd failed: \(String(cString: strerror(errno)))")
+        }
+        self.fd = fd
+        self.wakeFD = wakeFD
+        self.options = options
+        self.peer = SocketAddress.peer(of: fd)?.numericHost ?? "?"
+        self.state = Mutex(State())
+        let wake = wakeFD
+        self.incoming = EventQueue(
+            weight: { event in if case .message(let bytes) = event { bytes.count } else { 0 } },
+            onTake: { _ in
+                var one: UInt64 = 1
+                _ = write(wake, &one, 8)
+            })
+        Self.configure(fd, options)
+        let thread = Thread { [self] in run() }
+        thread.name = "home connection"
+        thread.start()
+    }
+
+    deinit {
+        Glibc.close(wakeFD)
+    }
+
+    /// Connects to `address` within `timeout` seconds, on the calling thread (a thread of its
+    /// own, never Swift's pool). `isCancelled` is asked every 50 ms.
+    public static func connect(
+        to address: HomeAddress, timeout: Double, options: Options = Options(),
+        isCancelled: @Sendable () -> Bool = { false }
+    ) throws(RelayClientError) -> HomeConnection {
+        let target = SocketAddress(ip: address.address, port: address.port)
+        let fd = socket(
+            target.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0
+        )
+        guard fd >= 0 else { throw RelayClientError(.unreachable, "socket(): \(String(cString: strerror(errno)))") }
+        var owned: Int32? = fd
+        defer { if let owned { Glibc.close(owned) } }
+        if target.withSockaddr({ Glibc.connect(fd, $0, $1) }) != 0 {
+            guard errno == EINPROGRESS else {
+                throw RelayClientError(
+                    .unreachable, "cannot connect to \(address): \(String(cString: strerror(errno)))")
+            }
+            let deadline = MonotonicClock.now + timeout
+            while true {
+                if isCancelled() { throw RelayClientError(.cancelled, "connecting to \(address) was abandoned") }
+                let left = deadline - MonotonicClock.now
+                guard left > 0 else { throw RelayClientError(.unreachable, "\(address) did not answer in time") }
+                var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                let rc = poll(&poller, 1, Int32(min(50, max(1, left * 1000))))
+                if rc < 0 && errno != EINTR {
+                    throw RelayClientError(.unreachable, "poll: \(String(cString: strerror(errno)))")
+                }
+                if rc > 0 { break }
+            }
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0, error == 0 else {
+                throw RelayClientError(
+                    .unreachable, "cannot connect to \(address): \(String(cString: strerror(error)))")
+            }
+        }
+        owned = nil
+        return try HomeConnection(socket: fd, options: options)
+    }
+
+    private static func configure(_ fd: Int32, _ options: Options) {
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags | csystem_o_nonblock()) }
+        var one: Int32 = 1
+        var idle = options.keepaliveIdle
+        var interval: Int32 = 1
+        var count: Int32 = 3
+        var userTimeout = options.userTimeout
+        let intSize = socklen_t(MemoryLayout<Int32>.size)
+        // Best effort: a socket without them still works, it only notices a dead link later.
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, intSize)
+        _ = setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, intSize)
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPIDLE, &idle, intSize)
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPINTVL, &interval, intSize)
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPCNT, &count, intSize)
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_USER_TIMEOUT, &userTimeout, socklen_t(MemoryLayout<UInt32>.size))
+    }
+
+    // MARK: - FramePipe
+
+    public func send(_ frame: [UInt8]) throws(RelayClientError) {
+        guard let framed = HomeFrameDecoder.encode(frame) else {
+            throw RelayClientError(
+                .frameTooLarge, "a home frame carries 1 to \(HomeFrameDecoder.maximumFrame) bytes, not \(frame.count)")
+        }
+        let wake = try state.withLock { state throws(RelayClientError) -> Bool in
+            guard !state.closing, state.end == nil else {
+                throw RelayClientError(.closed, "the home connection is closed")
+            }
+            if state.pendingCount > 0 {
+                guard state.pendingCount <= options.maximumQueuedBytes else {
+                    throw RelayClientError(.backpressure, "the home connection's outgoing queue is full")
+                }
+                state.pending += framed
+                return false
+            }
+            let written = framed.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let taken = max(0, written)
+            guard taken < framed.count else { return false }
+            state.pending.removeAll(keepingCapacity: true)
+            state.pendingOffset = 0
+            state.pending += framed[taken...]
+            return true
+        }
+        if wake { self.wake() }
+    }
+
+    public func receive(timeout: Double?) -> RelayConnectionEvent? { incoming.next(timeout: timeout) }
+
+    /// Every event from now on, and those already waiting first, to `handler` on the connection's
+    /// thread (on the caller's, when the connection had already ended).
+    public func deliver(to handler: @escaping @Sendable (RelayConnectionEvent) -> Void) {
+        let ended = state.withLock { state in
+            state.handler = handler
+            return state.threadDone
+        }
+        if ended {
+            while let event = incoming.next(timeout: 0) { handler(event) }
+        } else {
+            wake()  // the thread hands over what already waits
+        }
+    }
+
+    public var queuedByteCount: Int { state.withLock { $0.pendingCount } }
+
+    public func close() {
+        state.withLock { $0.closing = true }
+        wake()
+    }
+
+    @discardableResult
+    public func waitUntilEnded(timeout: Double?) -> RelayConnectionEnd? {
+        if let end = state.withLock({ $0.end }) { return end }
+        let result =
+            timeout.map { ended.wait(timeout: .now() + $0) }
+            ?? {
+                ended.wait()
+                return .success
+            }()
+        if result == .success { ended.signal() }
+        return state.withLock { $0.end }
+    }
+
+    /// How the connection ended, or nil while open.
+    public var end: RelayConnectionEnd? { state.withLock { $0.end } }
+
+    // MARK: - The connection's thread
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    private func run() {
+        var decoder = HomeFrameDecoder()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var closeDeadline: Double?
+        let end: RelayConnectionEnd = {
+            while true {
+                handOver()
+                let (pending, closing) = state.withLock { ($0.pendingCount > 0, $0.closing) }
+                if closing {
+                    let deadline = closeDeadline ?? (MonotonicClock.now + options.closeTimeout)
+                    closeDeadline = deadline
+                    if !pending || MonotonicClock.now >= deadline { return .closedLocally }
+                }
+                let reading = !closing && incoming.weight <= options.maximumIncomingBytes
+                var fds = [
+                    pollfd(fd: fd, events: Int16(reading ? POLLIN : 0) | Int16(pending ? POLLOUT : 0), revents: 0),
+                    pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
+                ]
+                let rc = poll(&fds, 2, closing ? 50 : -1)
+                if rc < 0 {
+                    if errno == EINTR { continue }
+                    return .failed(RelayClientError(.connectionLost, "poll: \(String(cString: strerror(errno)))"))
+                }
+                if fds[1].revents != 0 {
+                    var value: UInt64 = 0
+                    _ = read(wakeFD, &value, 8)
+                }
+                if fds[0].revents & Int16(POLLOUT | POLLERR | POLLHUP) != 0, pending, let failure = flush() {
+                    return .failed(failure)
+                }
+                if reading, fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
+                    let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    if count == 0 {
+                        return .failed(RelayClientError(.connectionLost, "the peer closed the home connection"))
+                    }
+                    if count < 0 {
+                        if errno == EAGAIN || errno == EINTR { continue }
+                        return .failed(
+                            RelayClientError(
+                                .connectionLost, "the home connection broke: \(String(cString: strerror(errno)))"))
+                    }
+                    do {
+                        for frame in try decoder.append(buffer[0..<count]) { emit(.message(frame)) }
+                    } catch {
+                        return .failed(RelayClientError(.protocolViolation, "the peer broke home framing: \(error)"))
+                    }
+                }
+            }
+        }()
+        _ = shutdown(fd, Int32(SHUT_RDWR))
+        Glibc.close(fd)
+        state.withLock {
+            $0.end = end
+            $0.closing = true
+        }
+        emit(.ended(end))
+        incoming.finish()
+        let handler = state.withLock { state in
+            state.threadDone = true
+            return state.handler
+        }
+        if handler != nil { handOver() }
+        ended.signal()
+    }
+
+    /// Writes what waits; the failure, if the socket failed.
+    private func flush() -> RelayClientError? {
+        state.withLock { state in
+            while state.pendingCount > 0 {
+                let written = state.pending.withUnsafeBytes { all in
+                    Glibc.send(fd, all.baseAddress! + state.pendingOffset, state.pendingCount, Int32(MSG_NOSIGNAL))
+                }
+                if written < 0 {
+                    if errno == EAGAIN || errno == EINTR { return nil }
+                    return RelayClientError(
+                        .connectionLost, "the home connection broke: \(String(cString: strerror(errno)))")
+                }
+                state.pendingOffset += written
+            }
+            state.pending.removeAll(keepingCapacity: state.pending.capacity <= 512 * 1024)
+            state.pendingOffset = 0
+            return nil
+        }
+    }
+
+    /// Events queued before `deliver` was set go to the handler first, on this thread.
+    private func handOver() {
+        guard let handler = state.withLock({ $0.handler }) else { return }
+        while let event = incoming.next(timeout: 0) { handler(event) }
+    }
+
+    private func emit(_ event: RelayConnectionEvent) {
+        if let handler = state.withLock({ $0.handler }) {
+            handOver()
+            handler(event)
+        } else {
+            incoming.push(event)
+        }
+    }
+}
