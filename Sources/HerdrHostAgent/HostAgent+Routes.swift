@@ -31,7 +31,8 @@ extension HostAgent {
                     close(old, loop)
                 }
                 loop.routes[device.id] = channel
-                loop.sessions.connected(device.id)
+                // No relay on the home road: no frame cap to keep under.
+                loop.sessions.connected(device.id, budget: loop.homeLinks[channel] != nil ? .unlimited : .computer)
             }
             perform(loop.sessions.received(message, from: device.id, now: MonotonicClock.now), loop)
             return true

@@ -307,6 +307,15 @@ import Testing
 
     // MARK: - FrameBudget
 
+    @Test func theHomeRoadsBudgetNeverWaits() {
+        var budget = FrameBudget.unlimited
+        for tick in 0..<10_000 {
+            #expect(budget.wait(now: Double(tick) * 1e-9) == 0)
+            let took = budget.take(now: Double(tick) * 1e-9)
+            #expect(took)
+        }
+    }
+
     @Test func aFullBucketGivesItsBurstAtOnceThenRefuses() {
         // Times that are exact in binary, so the arithmetic is exact too.
         var budget = FrameBudget(rate: 8, burst: 3)

@@ -668,6 +668,25 @@ import Testing
         #expect(one.map(\.stream) == [UInt32(2 + Self.burst)])
     }
 
+    @Test func onTheHomeRoadEverythingQueuedGoesAtOnce() throws {
+        var small = Self.table { $0.sessionsPerDevice = 1 }
+        var clock = 10.0
+        small.connected(Self.phone, budget: .unlimited)
+        _ = try Self.start(&small, Self.phone, stream: 1, &clock)
+        for stream: UInt32 in 2...9 {
+            _ = small.received(
+                .open(stream: stream, name: nil, cols: 80, rows: 24, window: 4096), from: Self.phone, now: 20)
+        }
+        #expect(small.messages(for: Self.phone, now: 20).map(\.stream) == Array(UInt32(2)...UInt32(9)))
+        // Back on the relay, the cap again.
+        small.connected(Self.phone)
+        for stream: UInt32 in 2...9 {
+            _ = small.received(
+                .open(stream: stream, name: nil, cols: 80, rows: 24, window: 4096), from: Self.phone, now: 30)
+        }
+        #expect(small.messages(for: Self.phone, now: 30).count == Self.burst)
+    }
+
     @Test func theNextDeadlineIsTheBudgetsRefillOrTheGrace() throws {
         var table = Self.table { $0.gracePeriod = 900 }
         #expect(table.nextDeadline(now: 5) == nil)

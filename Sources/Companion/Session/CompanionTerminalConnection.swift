@@ -289,6 +289,8 @@ public final class CompanionTerminalConnection: Sendable {
             }
             outgoing.withLock { out in
                 out.channel = channel.take()
+                // The relay caps frames per second; the home road has no relay to keep under.
+                out.budget = road.isHome ? .unlimited : .device
                 out.stream = nil
                 out.size = nil
                 out.credit = nil

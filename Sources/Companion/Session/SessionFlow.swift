@@ -11,11 +11,18 @@ public struct FrameBudget: Sendable {
     public let burst: Double
     private var tokens: Double
     private var last: Double?
+    private var isUnlimited = false
 
     /// The computer's share: output.
     public static let computer = FrameBudget(rate: 456, burst: 2)
     /// The device's share: input and credits.
     public static let device = FrameBudget(rate: 32, burst: 2)
+    /// No relay on the path (the home road): every frame may go at once.
+    public static let unlimited: FrameBudget = {
+        var budget = FrameBudget(rate: 1, burst: 1)
+        budget.isUnlimited = true
+        return budget
+    }()
 
     public init(rate: Double, burst: Double) {
         self.rate = rate
@@ -30,6 +37,7 @@ public struct FrameBudget: Sendable {
 
     /// Takes a frame's token at `now` (seconds, any monotonic origin) if there is one.
     public mutating func take(now: Double) -> Bool {
+        if isUnlimited { return true }
         refill(now)
         guard tokens >= 1 else { return false }
         tokens -= 1
@@ -38,6 +46,7 @@ public struct FrameBudget: Sendable {
 
     /// Seconds from `now` until a token is there (0 when one is).
     public mutating func wait(now: Double) -> Double {
+        if isUnlimited { return 0 }
         refill(now)
         return tokens >= 1 ? 0 : (1 - tokens) / rate
     }

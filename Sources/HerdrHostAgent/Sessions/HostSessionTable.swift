@@ -93,10 +93,12 @@ public struct HostSessionTable: Sendable {
 
     // MARK: - Connections
 
-    /// The device's channel is up: nothing is attached until it opens or resumes.
-    public mutating func connected(_ device: UUID) {
+    /// The device's channel is up: nothing is attached until it opens or resumes. `budget` is the
+    /// frames per second the channel's road allows (the relay's cap; `.unlimited` at home).
+    public mutating func connected(_ device: UUID, budget: FrameBudget = .computer) {
         devices[device, default: Device()].connected = true
         devices[device]?.outbox = []
+        devices[device]?.budget = budget
     }
 
     /// The device's connection ended: its sessions wait for it, their unacknowledged output kept.
