@@ -5,7 +5,8 @@ import RelayClient
 import Synchronization
 
 /// Every road from a paired device to its computer, tried together (happy eyeballs): the home
-/// addresses first, the relay after a short head start, the first channel up wins. The pinned
+/// addresses first, the relay after a short head start, the first channel up wins, home preferred
+/// (a relay channel up first waits a moment for a home attempt still under way). The pinned
 /// computer key proves the computer on every road: another machine at the same private address
 /// fails the handshake harmlessly while the relay carries on.
 public struct DeviceRoads: Sendable {
@@ -86,30 +87,44 @@ public struct DeviceRoads: Sendable {
     }
 }
 
-/// The attempts of one `DeviceRoads.connect`, each on a thread of its own: the first success
-/// wins; a later success is closed at once.
+/// The attempts of one `DeviceRoads.connect`, each on a thread of its own. A home channel wins
+/// as soon as it is up; a relay channel up first waits `homePreference` seconds for a home
+/// attempt still under way. Every channel that does not win is closed at once.
 private final class Race: Sendable {
     private struct State {
-        var winner: DeviceRelayConnection.Established?
+        var home: DeviceRelayConnection.Established?
+        var relay: DeviceRelayConnection.Established?
+        var decided = false
         var failures: [(home: Bool, failure: DeviceRelayConnection.Failure)] = []
+        var homeRunning = 0
     }
+
+    /// Seconds a relay channel waits for a home attempt still under way.
+    static let homePreference = 0.25
 
     private let state = Mutex(State())
     private let changed = DispatchSemaphore(value: 0)
 
-    var isDecided: Bool { state.withLock { $0.winner != nil } }
+    /// A winner is chosen, or a home channel is up (nothing else can win then).
+    var isDecided: Bool { state.withLock { $0.decided || $0.home != nil } }
 
     func start(
-        home: Bool,
-        _ attempt: @escaping @Sendable () throws(DeviceRelayConnection.Failure) -> DeviceRelayConnection.Established
+        home: Bool, _ attempt: @escaping @Sendable () throws(DeviceRelayConnection.Failure) -> DeviceRelayConnection.Established
     ) {
+        if home { state.withLock { $0.homeRunning += 1 } }
         let thread = Thread { [self] in
             let result = Result(catching: attempt)
             let loser: DeviceRelayConnection.Established? = state.withLock { state in
+                if home { state.homeRunning -= 1 }
                 switch result {
                 case .success(let established):
-                    guard state.winner == nil else { return established }
-                    state.winner = established
+                    guard !state.decided else { return established }
+                    if home {
+                        guard state.home == nil else { return established }
+                        state.home = established
+                    } else {
+                        state.relay = established
+                    }
                     return nil
                 case .failure(let failure):
                     state.failures.append((home, failure))
@@ -123,10 +138,10 @@ private final class Race: Sendable {
         thread.start()
     }
 
-    /// Waits up to `timeout` seconds, less when a winner comes or `count` attempts failed.
+    /// Waits up to `timeout` seconds, less when a channel is up or `count` attempts failed.
     func waitForWinner(orAllFailed count: Int, timeout: Double) {
         let deadline = DispatchTime.now() + timeout
-        while state.withLock({ $0.winner == nil && $0.failures.count < count }) {
+        while state.withLock({ $0.home == nil && $0.relay == nil && $0.failures.count < count }) {
             if changed.wait(timeout: deadline) == .timedOut { return }
         }
     }
@@ -136,15 +151,45 @@ private final class Race: Sendable {
     func outcome(attempts: Int, relayTried: Bool) throws(DeviceRelayConnection.Failure)
         -> DeviceRelayConnection.Established
     {
+        var relayUpAt: DispatchTime?
         while true {
-            let (winner, failures) = state.withLock { ($0.winner, $0.failures) }
-            if let winner { return winner }
-            if failures.count >= attempts {
+            enum Step {
+                case won(DeviceRelayConnection.Established, loser: DeviceRelayConnection.Established?)
+                case failed([(home: Bool, failure: DeviceRelayConnection.Failure)])
+                case wait
+            }
+            let step: Step = state.withLock { state in
+                if let home = state.home {
+                    state.decided = true
+                    defer { state.relay = nil }
+                    return .won(home, loser: state.relay)
+                }
+                if let relay = state.relay {
+                    let waited = relayUpAt.map { DispatchTime.now() >= $0 + Self.homePreference } ?? false
+                    if state.homeRunning == 0 || waited {
+                        state.decided = true
+                        return .won(relay, loser: nil)
+                    }
+                    return .wait
+                }
+                return state.failures.count >= attempts ? .failed(state.failures) : .wait
+            }
+            switch step {
+            case .won(let winner, let loser):
+                loser?.channel.connection.close()
+                return winner
+            case .failed(let failures):
                 if relayTried, let relay = failures.first(where: { !$0.home }) { throw relay.failure }
                 throw .unavailable(
                     "no home address answered (\(failures.map(\.failure.description).joined(separator: "; ")))")
+            case .wait:
+                if relayUpAt == nil, state.withLock({ $0.relay != nil }) { relayUpAt = .now() }
+                if let relayUpAt {
+                    _ = changed.wait(timeout: relayUpAt + Self.homePreference)
+                } else {
+                    changed.wait()
+                }
             }
-            changed.wait()
         }
     }
 }
