@@ -21,8 +21,9 @@ public struct CompanionCode: Sendable, Hashable {
     public var staticPublicKey: [UInt8]
     /// 16 random bytes naming this pairing; its text (`pidText`) goes into the prologue and the room.
     public var pairingID: [UInt8]
-    /// The relay both sides meet at, reduced to its origin.
-    public var relay: RelayEndpoint
+    /// The relay both sides meet at, reduced to its origin; nil for a code that pairs on the home
+    /// network only (its `home` then names where).
+    public var relay: RelayEndpoint?
     /// The computer's display name.
     public var computerName: String
     /// The herdr session to attach to after pairing; nil for herdr's default.
@@ -33,7 +34,7 @@ public struct CompanionCode: Sendable, Hashable {
     public var home: [HomeAddress]
 
     public init(
-        staticPublicKey: [UInt8], pairingID: [UInt8], relay: RelayEndpoint, computerName: String,
+        staticPublicKey: [UInt8], pairingID: [UInt8], relay: RelayEndpoint?, computerName: String,
         session: String? = nil, expiresAt: Date? = nil, home: [HomeAddress] = []
     ) {
         self.home = home
@@ -55,8 +56,10 @@ public struct CompanionCode: Sendable, Hashable {
     public var url: String {
         var fields: [(String, String)] = [
             ("v", Self.version), ("proto", CompanionProfile.protocolName), ("rs", Base64URL.encode(staticPublicKey)),
-            ("pid", pidText), ("relay", relay.origin), ("n", computerName),
+            ("pid", pidText),
         ]
+        if let relay { fields.append(("relay", relay.origin)) }
+        fields.append(("n", computerName))
         if !home.isEmpty { fields.append(("home", HomeAddress.listText(home))) }
         if let session { fields.append(("s", session)) }
         if let expiresAt { fields.append(("x", String(Int64(expiresAt.timeIntervalSince1970.rounded(.down))))) }
@@ -97,9 +100,8 @@ public struct CompanionCode: Sendable, Hashable {
                 .invalidField, field: "pid", "The pairing id (pid) must be 16 bytes of canonical unpadded base64url")
         }
         pairingID = pid
-        let relayText = try required("relay", "relay")
         do throws(RelayClientError) {
-            relay = try RelayEndpoint(parsing: relayText)
+            relay = try fields["relay"].map { text throws(RelayClientError) in try RelayEndpoint(parsing: text) }
         } catch {
             throw PairingCodeError(
                 .invalidField, field: "relay",
@@ -113,6 +115,10 @@ public struct CompanionCode: Sendable, Hashable {
                 .invalidField, field: "home",
                 "The home addresses (home) must be up to \(HomeAddress.maximumCount) home-network addr:port entries (\(error))"
             )
+        }
+        guard relay != nil || !home.isEmpty else {
+            throw PairingCodeError(
+                .missingField, field: "relay", "The pairing code has no relay (relay) and no home address (home)")
         }
         session = try PairingCodeRules.session(fields["s"])
         expiresAt = try fields["x"].map { text throws(PairingCodeError) in

@@ -29,14 +29,15 @@ public struct ComputerPairing: Sendable {
     /// new code gets a fresh pairing id from the injected source.
     public struct CodeTemplate: Sendable {
         public var staticPublicKey: [UInt8]
-        public var relay: RelayEndpoint
+        /// Nil: the code pairs on the home network only.
+        public var relay: RelayEndpoint?
         public var computerName: String
         public var session: String?
         /// The home door's addresses, for `home=`.
         public var home: [HomeAddress]
 
         public init(
-            staticPublicKey: [UInt8], relay: RelayEndpoint, computerName: String, session: String?,
+            staticPublicKey: [UInt8], relay: RelayEndpoint?, computerName: String, session: String?,
             home: [HomeAddress] = []
         ) {
             self.staticPublicKey = staticPublicKey

@@ -15,6 +15,9 @@ public struct DevicePairing: Sendable {
     public struct Configuration: Sendable {
         /// Seconds from the start until the pairing is given up.
         public var timeout: TimeInterval = 180
+        /// Whether the pairing ends with registering the room at a relay; false on the home road
+        /// (paired once the computer acknowledged the secret).
+        public var registers = true
         public init() {}
     }
 
@@ -141,6 +144,10 @@ public struct DevicePairing: Sendable {
                 .blankCode("The computer accepted the code."), .store(roomSecret: secret, registered: false),
                 .send(.status(.init(name: deviceName, roomSecret: secret, registered: false))),
             ]
+        case (.awaitingAck, .message(.statusAcknowledged, _)) where !configuration.registers:
+            guard let roomSecret else { return [] }
+            phase = .done
+            return [.finished(.paired(roomSecret: roomSecret, established: false))]
         case (.awaitingAck(let token?), .message(.statusAcknowledged, _)):
             guard let roomSecret else { return [] }
             phase = .registering

@@ -1,4 +1,5 @@
 import Foundation
+import HomeRoad
 import Noise
 import RelayClient
 import RelayProtocol
@@ -12,12 +13,18 @@ public protocol DevicePairingConsole: AnyObject, Sendable {
     func say(_ text: String)
 }
 
-/// The I/O shell of `DevicePairing`: joins the code's room as the phone through a `RelayLink`,
-/// runs the initiator handshake on each admitted connection, calls `/register` on a thread of its
-/// own, feeds the state machine and carries out its actions. One loop on the caller's thread.
+/// The I/O shell of `DevicePairing`: joins the code's room as the phone through a `RelayLink`
+/// (or, for a code without a relay, dials the computer's home addresses), runs the initiator
+/// handshake on each connection, calls `/register` on a thread of its own, feeds the state
+/// machine and carries out its actions. One loop on the caller's thread.
 public final class DevicePairingRunner: Sendable {
     public enum Input: Sendable {
         case room(tag: Int, RoomPump.Event)
+        /// A home connection is up (a code without a relay).
+        case homeConnected(tag: Int, HomeConnection)
+        case home(tag: Int, RelayConnectionEvent)
+        /// No home address answered.
+        case homeUnreachable(tag: Int, String)
         case registration(failure: String?, alreadyRegistered: Bool)
         case cancel
     }
@@ -31,11 +38,17 @@ public final class DevicePairingRunner: Sendable {
     let console: any DevicePairingConsole
     /// Keeps the pairing (room secret, registered) before anything that depends on it is sent.
     let store: @Sendable ([UInt8], Bool) throws -> Void
+    /// Where the computer's home door listens, when it says (before its acknowledgement).
+    let onHome: @Sendable ([HomeAddress]) -> Void
+
+    /// Seconds between rounds over the home addresses while none answers.
+    static let homeRetryDelay = 1.0
 
     public init(
         code: CompanionCode, deviceName: String, staticKey: KeyPair, console: any DevicePairingConsole,
         linkOptions: RelayLink.Options = RelayLink.Options(),
         configuration: DevicePairing.Configuration = DevicePairing.Configuration(),
+        onHome: @escaping @Sendable ([HomeAddress]) -> Void = { _ in },
         store: @escaping @Sendable ([UInt8], Bool) throws -> Void
     ) {
         self.code = code
@@ -43,13 +56,18 @@ public final class DevicePairingRunner: Sendable {
         self.staticKey = staticKey
         self.console = console
         self.linkOptions = linkOptions
+        var configuration = configuration
+        // No relay: nothing to register; paired once the computer acknowledged the secret.
+        if code.relay == nil { configuration.registers = false }
         self.configuration = configuration
+        self.onHome = onHome
         self.store = store
     }
 
     private final class Loop {
         var machine: DevicePairing
         var pump: RoomPump?
+        var home: HomeConnection?
         var tag = 0
         var channel: FramedChannel?
 
@@ -74,6 +92,7 @@ public final class DevicePairingRunner: Sendable {
         }
         loop.pump?.stop()
         loop.pump?.link.waitUntilStopped(timeout: 3)
+        loop.home?.close()
         return result ?? .success(.cancelled)
     }
 
@@ -84,12 +103,36 @@ public final class DevicePairingRunner: Sendable {
 
     private func join(_ loop: Loop) {
         loop.pump?.stop()
+        loop.home?.close()
+        loop.home = nil
         loop.channel = nil
         loop.tag += 1
-        let link = RelayLink(
-            endpoint: code.relay, room: code.room, role: .phone, credential: .none, options: linkOptions)
         let inputs = self.inputs
+        guard let relay = code.relay else { return dialHome(tag: loop.tag, after: 0) }
+        let link = RelayLink(endpoint: relay, room: code.room, role: .phone, credential: .none, options: linkOptions)
         loop.pump = RoomPump(link: link, tag: loop.tag) { tag, event in inputs.push(.room(tag: tag, event)) }
+    }
+
+    /// Tries the code's home addresses in turn on a thread of its own, after `delay` seconds.
+    private func dialHome(tag: Int, after delay: Double) {
+        let (addresses, inputs) = (code.home, inputs)
+        let thread = Thread {
+            if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+            var reasons: [String] = []
+            for address in addresses {
+                do throws(RelayClientError) {
+                    let connection = try HomeConnection.connect(to: address, timeout: 3)
+                    inputs.push(.homeConnected(tag: tag, connection))
+                    connection.deliver { event in inputs.push(.home(tag: tag, event)) }
+                    return
+                } catch {
+                    reasons.append(error.message)
+                }
+            }
+            inputs.push(.homeUnreachable(tag: tag, reasons.joined(separator: "; ")))
+        }
+        thread.name = "home dial"
+        thread.start()
     }
 
     private func handle(_ input: Input, _ loop: Loop) -> [DevicePairing.Action] {
@@ -98,49 +141,40 @@ public final class DevicePairingRunner: Sendable {
         case .cancel: return loop.machine.handle(.cancel)
         case .registration(let failure, let already):
             return loop.machine.handle(.registration(failure: failure, alreadyRegistered: already))
+        case .homeConnected(let tag, let connection):
+            guard tag == loop.tag, loop.home == nil else {
+                connection.close()
+                return []
+            }
+            loop.home = connection
+            return admitted(connection, token: [], loop)
+        case .home(let tag, let event):
+            guard tag == loop.tag else { return [] }
+            switch event {
+            case .message(let frame): return received(frame, loop, now: now)
+            case .ended(let end):
+                loop.home = nil
+                let actions = ended(end, loop, now: now)
+                // The machine asks for a reconnect when a shown code became void; otherwise dial again.
+                if !actions.contains(.reconnect), !loop.machine.isFinished {
+                    dialHome(tag: loop.tag, after: Self.homeRetryDelay)
+                }
+                return actions
+            }
+        case .homeUnreachable(let tag, let reason):
+            guard tag == loop.tag, !loop.machine.isFinished else { return [] }
+            console.say("The computer does not answer on the home network (\(reason)); retrying...")
+            dialHome(tag: tag, after: Self.homeRetryDelay)
+            return []
         case .room(let tag, let event):
             guard tag == loop.tag else { return [] }
             switch event {
             case .admitted(let connection):
-                guard
-                    let handshake = try? CompanionProfile.herdrRemote.initiatorHandshake(
-                        pid: code.pidText, localStatic: staticKey, remoteStatic: code.staticPublicKey)
-                else { return [] }
-                var channel = FramedChannel(connection: connection, handshake: handshake)
-                let actions = loop.machine.handle(.admitted(registrationToken: connection.registrationToken ?? []))
-                do {
-                    _ = try channel.start()
-                    loop.channel = channel
-                } catch {
-                    connection.close()
-                }
-                return actions
+                return admitted(connection, token: connection.registrationToken ?? [], loop)
             case .frame(let frame):
-                guard loop.channel != nil else { return [] }
-                var actions: [DevicePairing.Action] = []
-                do {
-                    // In place (`loop.channel?.`): a copy would share the cipher states.
-                    for output in try loop.channel?.receive(frame) ?? [] {
-                        switch output {
-                        case .established(let established):
-                            actions += loop.machine.handle(
-                                .established(handshakeHash: established.handshakeHash, now: now))
-                        case .message(let bytes):
-                            guard CompanionMessage.isControl(bytes) else { continue }
-                            actions += loop.machine.handle(
-                                .message(try CompanionMessage(parsing: bytes), now: now))
-                        }
-                    }
-                } catch {
-                    return actions + drop(loop, reason: "\(error)", now: now)
-                }
-                return actions
+                return received(frame, loop, now: now)
             case .connectionEnded(let end):
-                guard loop.channel != nil else {
-                    return loop.machine.handle(.connectionEnded(reason: end.description, now: now))
-                }
-                loop.channel = nil
-                return loop.machine.handle(.connectionEnded(reason: Self.reason(end), now: now))
+                return ended(end, loop, now: now)
             case .waiting(_, let reason):
                 if reason.contains(AdmissionError.macOffline.rawValue) {
                     console.say(
@@ -164,6 +198,53 @@ public final class DevicePairingRunner: Sendable {
                 return loop.machine.handle(.cancel)
             }
         }
+    }
+
+    /// A connection is up (relay or home): the handshake starts on it.
+    private func admitted(_ pipe: any FramePipe, token: [UInt8], _ loop: Loop) -> [DevicePairing.Action] {
+        guard
+            let handshake = try? CompanionProfile.herdrRemote.initiatorHandshake(
+                pid: code.pidText, localStatic: staticKey, remoteStatic: code.staticPublicKey)
+        else { return [] }
+        var channel = FramedChannel(connection: pipe, handshake: handshake)
+        let actions = loop.machine.handle(.admitted(registrationToken: token))
+        do {
+            _ = try channel.start()
+            loop.channel = channel
+        } catch {
+            pipe.close()
+        }
+        return actions
+    }
+
+    private func received(_ frame: [UInt8], _ loop: Loop, now: Date) -> [DevicePairing.Action] {
+        guard loop.channel != nil else { return [] }
+        var actions: [DevicePairing.Action] = []
+        do {
+            // In place (`loop.channel?.`): a copy would share the cipher states.
+            for output in try loop.channel?.receive(frame) ?? [] {
+                switch output {
+                case .established(let established):
+                    actions += loop.machine.handle(.established(handshakeHash: established.handshakeHash, now: now))
+                case .message(let bytes):
+                    guard CompanionMessage.isControl(bytes) else { continue }
+                    let message = try CompanionMessage(parsing: bytes)
+                    if case .home(let addresses) = message { onHome(addresses) }
+                    actions += loop.machine.handle(.message(message, now: now))
+                }
+            }
+        } catch {
+            return actions + drop(loop, reason: "\(error)", now: now)
+        }
+        return actions
+    }
+
+    private func ended(_ end: RelayConnectionEnd, _ loop: Loop, now: Date) -> [DevicePairing.Action] {
+        guard loop.channel != nil else {
+            return loop.machine.handle(.connectionEnded(reason: end.description, now: now))
+        }
+        loop.channel = nil
+        return loop.machine.handle(.connectionEnded(reason: Self.reason(end), now: now))
     }
 
     static func reason(_ end: RelayConnectionEnd) -> String {
@@ -204,7 +285,7 @@ public final class DevicePairingRunner: Sendable {
                     return .failure(StoreFailure(description: "\(error)"))
                 }
             case .register(let token, let secret):
-                let endpoint = code.relay
+                guard let endpoint = code.relay else { continue }
                 let room = code.room
                 let inputs = self.inputs
                 let thread = Thread {
@@ -226,6 +307,7 @@ public final class DevicePairingRunner: Sendable {
             case .reconnect:
                 loop.channel?.connection.close()
                 loop.channel = nil
+                if code.relay == nil { join(loop) }  // a fresh home connection for a fresh handshake
             case .finished(let outcome):
                 loop.channel?.connection.close()
                 return .success(outcome)

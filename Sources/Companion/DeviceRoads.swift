@@ -15,7 +15,10 @@ public struct DeviceRoads: Sendable {
         case any, home, relay
     }
 
-    public var relay: DeviceRelayConnection
+    /// Who this device is to the computer, on every road.
+    public var greeting: Greeting
+    /// The relay road; nil for a computer paired on the home network only.
+    public var relay: DeviceRelayConnection?
     /// Where the computer's home door listens, as it last said.
     public var home: [HomeAddress]
     public var choice: Choice = .any
@@ -25,7 +28,26 @@ public struct DeviceRoads: Sendable {
     public var homeConnectTimeout: Double = 3
     public var homeOptions = HomeConnection.Options()
 
-    public init(relay: DeviceRelayConnection, home: [HomeAddress], choice: Choice = .any) {
+    /// What the handshake and the status need, whichever road carries them.
+    public struct Greeting: Sendable {
+        public var pairingID: String
+        public var computerKey: [UInt8]
+        public var status: CompanionMessage.DeviceStatus
+        public var staticKey: KeyPair
+        /// Seconds for the handshake and the status exchange.
+        public var timeout: Double = 15
+
+        public init(pairingID: String, computerKey: [UInt8], status: CompanionMessage.DeviceStatus, staticKey: KeyPair)
+        {
+            self.pairingID = pairingID
+            self.computerKey = computerKey
+            self.status = status
+            self.staticKey = staticKey
+        }
+    }
+
+    public init(greeting: Greeting, relay: DeviceRelayConnection?, home: [HomeAddress], choice: Choice = .any) {
+        self.greeting = greeting
         self.relay = relay
         self.home = home
         self.choice = choice
@@ -34,9 +56,13 @@ public struct DeviceRoads: Sendable {
     /// One attempt over the roads `choice` allows; blocks the calling thread (not Swift's pool).
     public func connect() throws(DeviceRelayConnection.Failure) -> DeviceRelayConnection.Established {
         let homes = choice == .relay ? [] : home
-        let useRelay = choice != .home
+        let relay = choice == .home ? nil : self.relay
+        if choice == .relay && relay == nil {
+            throw .unavailable("this computer was paired on the home network only: it has no relay road")
+        }
+        let useRelay = relay != nil
         if homes.isEmpty {
-            guard useRelay else {
+            guard let relay else {
                 throw .unavailable("the computer has told this device no home address (pair again, or use the relay)")
             }
             return try relay.connect()
@@ -47,7 +73,7 @@ public struct DeviceRoads: Sendable {
         }
         if useRelay {
             race.waitForWinner(orAllFailed: homes.count, timeout: homeHeadStart)
-            if !race.isDecided {
+            if !race.isDecided, let relay {
                 race.start(home: false) { () throws(DeviceRelayConnection.Failure) in try relay.connect() }
             }
         }
@@ -57,7 +83,7 @@ public struct DeviceRoads: Sendable {
     /// Why an established connection ended, as a failure: what it means for retrying.
     public func classify(_ end: RelayConnectionEnd, on road: CompanionRoad) -> DeviceRelayConnection.Failure {
         switch road {
-        case .relay: relay.classify(end)
+        case .relay: relay?.classify(end) ?? .unavailable("the connection ended (\(end))")
         case .home(let address): .unavailable("the home connection to \(address) ended (\(end))")
         }
     }
@@ -74,10 +100,8 @@ public struct DeviceRoads: Sendable {
         }
         do {
             let channel = try greet(
-                over: pipe, pairingID: relay.pairing.pairingID, computerKey: relay.pairing.computerKey,
-                status: .init(
-                    name: relay.deviceName, roomSecret: relay.pairing.roomSecret, registered: relay.pairing.registered),
-                staticKey: relay.staticKey, timeout: relay.timeout,
+                over: pipe, pairingID: greeting.pairingID, computerKey: greeting.computerKey, status: greeting.status,
+                staticKey: greeting.staticKey, timeout: greeting.timeout,
                 classify: { .unavailable("the home connection to \(address) ended (\($0))") })
             return .init(channel: channel, registeredNow: false, road: .home(address))
         } catch {
@@ -109,7 +133,8 @@ private final class Race: Sendable {
     var isDecided: Bool { state.withLock { $0.decided || $0.home != nil } }
 
     func start(
-        home: Bool, _ attempt: @escaping @Sendable () throws(DeviceRelayConnection.Failure) -> DeviceRelayConnection.Established
+        home: Bool,
+        _ attempt: @escaping @Sendable () throws(DeviceRelayConnection.Failure) -> DeviceRelayConnection.Established
     ) {
         if home { state.withLock { $0.homeRunning += 1 } }
         let thread = Thread { [self] in

@@ -2,7 +2,9 @@ import CLISupport
 import Companion
 import Foundation
 import HerdrKit
+import HomeRoad
 import Noise
+import PeerGateListener
 import RelayClient
 
 /// Where `herdr-host pair` talks to the person: it shows codes, asks for the typed one, and says
@@ -17,19 +19,27 @@ public protocol PairingConsole: AnyObject, Sendable {
 }
 
 extension PairingConsole {
-    /// Parked in the code's room, the first time for this code: a device can come now.
+    /// Parked in the code's room (or listening at home), the first time for this code: a device can come now.
     func parked(_ code: CompanionCode) {
-        say("Parked at \(code.relay.authority); waiting for a device to scan the code... (Ctrl+C cancels)")
+        let place =
+            code.relay.map { "Parked at \($0.authority)" }
+            ?? "Listening on the home network (\(HomeAddress.listText(code.home)))"
+        say("\(place); waiting for a device to scan the code... (Ctrl+C cancels)")
     }
 }
 
-/// The I/O shell of `ComputerPairing`: parks in the code's room through a `RelayLink`, runs the
-/// responder handshake on each admitted connection, feeds the state machine and carries out its
+/// The I/O shell of `ComputerPairing`: parks in the code's room through a `RelayLink` (or, for a
+/// code without a relay, listens on the home network through a gate of its own, home peers only),
+/// runs the responder handshake on each connection, feeds the state machine and carries out its
 /// actions. One loop on the caller's thread; the link, its connection and the person's input
-/// arrive through `inputs`.
+/// arrive through `inputs`. Before its acknowledgement it tells the device where the agent's home
+/// door listens (`doorAddresses`).
 public final class ComputerPairingRunner: Sendable {
     public enum Input: Sendable {
         case room(tag: Int, RoomPump.Event)
+        /// A home connection came through the pairing's own door (a code without a relay).
+        case homeOpened(Int, HomeConnection)
+        case home(Int, RelayConnectionEvent)
         /// A line the person typed.
         case line(String)
         /// Input ended: nothing more can be typed.
@@ -45,12 +55,20 @@ public final class ComputerPairingRunner: Sendable {
     let console: any PairingConsole
     let linkOptions: RelayLink.Options
     let configuration: ComputerPairing.Configuration
+    /// Where a home-only pairing listens (its port is its own: 0 for the kernel's pick).
+    let homeDoor: HomeDoorConfiguration?
+    let doorAddresses: @Sendable () -> [HomeAddress]
 
+    /// A template without a relay needs `homeDoor`: the code's `home` is then where this pairing
+    /// listens.
     public init(
         template: ComputerPairing.CodeTemplate, staticKey: KeyPair, registry: DeviceRegistry,
         console: any PairingConsole, linkOptions: RelayLink.Options = RelayLink.Options(),
-        configuration: ComputerPairing.Configuration = ComputerPairing.Configuration()
+        configuration: ComputerPairing.Configuration = ComputerPairing.Configuration(),
+        homeDoor: HomeDoorConfiguration? = nil, doorAddresses: @escaping @Sendable () -> [HomeAddress] = { [] }
     ) {
+        self.homeDoor = homeDoor
+        self.doorAddresses = doorAddresses
         self.template = template
         self.staticKey = staticKey
         self.registry = registry
@@ -65,6 +83,9 @@ public final class ComputerPairingRunner: Sendable {
         var pump: RoomPump?
         var tag = 0
         var channel: FramedChannel?
+        /// The home connection the channel runs on, if it is one.
+        var homeID: Int?
+        var listener: GatedListener?
         var sawFrame = false
         var parkedOnce = false
         var storedID: UUID?
@@ -76,7 +97,19 @@ public final class ComputerPairingRunner: Sendable {
     /// Runs the pairing to its end. `finished` carries the outcome; a store failure ends it as
     /// `unfinished` with the reason said on the console.
     public func run() -> ComputerPairing.Outcome {
+        var template = self.template
+        var listener: GatedListener?
+        if template.relay == nil {
+            do {
+                (listener, template.home) = try openHomeDoor()
+            } catch {
+                console.say("Cannot listen on the home network: \(error). Nothing was paired.")
+                return .unfinished
+            }
+        }
         let loop = Loop(ComputerPairing(template: template, configuration: configuration))
+        loop.listener = listener
+        defer { listener?.close() }
         var outcome = ComputerPairing.Outcome.unfinished
         var actions = loop.machine.handle(.start(now: Date()))
         while true {
@@ -98,9 +131,55 @@ public final class ComputerPairingRunner: Sendable {
         return outcome
     }
 
+    /// The pairing's own home door (a code without a relay): home peers only, its own port.
+    private func openHomeDoor() throws -> (GatedListener, [HomeAddress]) {
+        guard let door = homeDoor else {
+            throw HomeDoorConfiguration.Invalid("the home door is off (herdr-host config home-listen)")
+        }
+        let inputs = self.inputs
+        let counter = HostAgent.ChannelCounter()
+        let listener = try GatedListener(
+            GatedListener.Configuration(bindAddress: door.bindAddress.description, port: 0, rules: door.rules)
+        ) { admitted in
+            let fd = admitted.takeDescriptor()
+            guard fd >= 0, let connection = try? HomeConnection(socket: fd) else { return }
+            let id = counter.next()
+            inputs.push(.homeOpened(id, connection))
+            connection.deliver { event in inputs.push(.home(id, event)) }
+        }
+        let addresses = door.advertised(port: listener.port, interfaces: InterfaceAddresses.current())
+        guard !addresses.isEmpty else {
+            listener.close()
+            throw HomeDoorConfiguration.Invalid("this computer has no home-network address to offer")
+        }
+        return (listener, addresses)
+    }
+
     private func handle(_ input: Input, _ loop: Loop) -> [ComputerPairing.Action] {
         let now = Date()
         switch input {
+        case .homeOpened(let id, let connection):
+            // One device at a time, and only while a code is shown.
+            guard loop.channel == nil, let pid = loop.machine.code?.pidText,
+                let handshake = try? CompanionProfile.herdrRemote.responderHandshake(pid: pid, localStatic: staticKey)
+            else {
+                connection.close()
+                return []
+            }
+            loop.channel = FramedChannel(connection: connection, handshake: handshake)
+            loop.homeID = id
+            loop.sawFrame = false
+            return []
+        case .home(let id, let event):
+            guard id == loop.homeID else { return [] }
+            switch event {
+            case .message(let frame): return received(frame, loop, now: now)
+            case .ended:
+                loop.homeID = nil
+                guard loop.channel != nil else { return [] }
+                loop.channel = nil
+                return loop.machine.handle(.connectionEnded(now: now))
+            }
         case .cancel: return loop.machine.handle(.cancel)
         case .inputClosed:
             guard !loop.machine.isFinished else { return [] }
@@ -195,20 +274,31 @@ public final class ComputerPairingRunner: Sendable {
             switch action {
             case .showCode(let code):
                 loop.pump?.stop()
+                loop.channel?.connection.close()
                 loop.channel = nil
+                loop.homeID = nil
                 loop.parkedOnce = false
                 loop.tag += 1
+                console.showCode(code)
+                guard let relay = code.relay else {
+                    loop.parkedOnce = true
+                    console.parked(code)
+                    continue
+                }
                 let link = RelayLink(
-                    endpoint: code.relay, room: code.room, role: .mac, credential: .none, options: linkOptions)
+                    endpoint: relay, room: code.room, role: .mac, credential: .none, options: linkOptions)
                 let inputs = self.inputs
                 loop.pump = RoomPump(link: link, tag: loop.tag) { tag, event in inputs.push(.room(tag: tag, event)) }
-                console.showCode(code)
             case .ask(let left): console.ask(attemptsLeft: left)
             case .voidQuestion(let text): console.voidQuestion(text)
             case .say(let text): console.say(text)
             case .send(let message):
                 guard loop.channel != nil else { continue }
                 do {
+                    // Where to find the agent later, before the ack ends the device's pairing.
+                    if message == .statusAcknowledged {
+                        try loop.channel?.send(CompanionMessage.home(doorAddresses()).bytes)
+                    }
                     try loop.channel?.send(message.bytes)
                 } catch {
                     pending = drop(loop, now: Date()) + pending
@@ -235,7 +325,7 @@ public final class ComputerPairingRunner: Sendable {
         let id = loop.storedID ?? UUID()
         var record = PairedDevice(
             id: id, name: device.name, deviceKey: device.deviceStaticKey, pairingID: device.code.pidText,
-            room: device.code.room, relay: device.code.relay.origin, established: device.registered,
+            room: device.code.room, relay: device.code.relay?.origin, established: device.registered,
             pairedAt: Date(), lastSeen: Date())
         if let existing = try registry.devices().first(where: { $0.id == id }) {
             record.pairedAt = existing.pairedAt

@@ -163,6 +163,7 @@ public final class HostAgent: Sendable {
         guard let devices = try? registry.devices() else { return Array(loop.slots.values.map(\.device)) }
         return devices.filter { device in
             guard device.ended == nil else { return false }  // gone on the other side, or being unpaired here
+            guard device.relay != nil else { return false }  // paired on the home network only: no room
             if let holder = device.finishingProcess,
                 ProcessIdentity(pid: holder.pid, startTime: holder.startTime, bootID: holder.bootID).isAlive
             {
@@ -211,7 +212,7 @@ public final class HostAgent: Sendable {
                 return
             }
             secret = stored
-            endpoint = try RelayEndpoint(parsing: device.relay)
+            endpoint = try RelayEndpoint(parsing: device.relay ?? "")
             key = try RelayJoinKey(roomSecret: secret)
         } catch {
             log("\(device.name): cannot park: \(error)")
@@ -286,7 +287,7 @@ public final class HostAgent: Sendable {
         slot.lastRoomCheck = Date()
         guard let secret = try? registry.roomSecret(for: slot.device.id),
             let key = try? RelayJoinKey(roomSecret: secret),
-            let endpoint = try? RelayEndpoint(parsing: slot.device.relay)
+            let endpoint = try? RelayEndpoint(parsing: slot.device.relay ?? "")
         else { return }
         let (id, tag, room) = (slot.device.id, slot.tag, slot.device.room)
         let thread = Thread {

@@ -13,8 +13,8 @@ public struct PairedDevice: Codable, Hashable, Sendable, Identifiable {
     public var pairingID: String
     /// The relay room, 64 lowercase hex.
     public var room: String
-    /// The relay's origin.
-    public var relay: String
+    /// The relay's origin; nil for a device paired on the home network only (never parked for).
+    public var relay: String?
     /// The device registered the room's verifier: only signed joins from now on.
     public var established: Bool
     public var pairedAt: Date
@@ -39,7 +39,7 @@ public struct PairedDevice: Codable, Hashable, Sendable, Identifiable {
     }
 
     public init(
-        id: UUID = UUID(), name: String, deviceKey: [UInt8], pairingID: String, room: String, relay: String,
+        id: UUID = UUID(), name: String, deviceKey: [UInt8], pairingID: String, room: String, relay: String?,
         established: Bool, pairedAt: Date, lastSeen: Date? = nil
     ) {
         self.id = id

@@ -24,7 +24,7 @@ enum DeviceCommands {
             var rows = [["NAME", "DEVICE KEY", "RELAY", "STATE", "LAST SEEN"]]
             for device in list {
                 rows.append([
-                    device.name, device.fingerprint, relayHost(device.relay), state(device),
+                    device.name, device.fingerprint, device.relay.map(relayHost) ?? "home network only", state(device),
                     device.lastSeen.map(describe) ?? "never",
                 ])
             }
@@ -67,8 +67,11 @@ enum DeviceCommands {
             // Marked first: the agent, seeing the room end, knows it was this command.
             _ = try? registry.update(device.id) { $0.ended = PairedDevice.unpairingHere }
             let deleted = await BlockingCall.run { () -> String in
+                guard device.relay != nil else {
+                    return "it was paired on the home network only, so the device keeps it until it is removed there"
+                }
                 guard let secret, let key = try? RelayJoinKey(roomSecret: secret),
-                    let endpoint = try? RelayEndpoint(parsing: device.relay)
+                    let endpoint = try? RelayEndpoint(parsing: device.relay ?? "")
                 else { return "no room secret is kept here, so the relay room was not deleted" }
                 do throws(RelayClientError) {
                     try RelayHTTPClient(endpoint: endpoint).deleteRoom(room: device.room, joinKey: key)
@@ -130,6 +133,7 @@ enum DeviceCommands {
 
     static func state(_ device: PairedDevice) -> String {
         if let ended = device.ended { return "removed on the other side: \(ended)" }
+        if device.relay == nil { return "paired on the home network" }
         return device.established ? "established" : "confirmed, not yet established"
     }
 

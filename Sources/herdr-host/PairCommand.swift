@@ -15,7 +15,7 @@ import Synchronization
 /// the code the device shows, typed here (specs/002 "Pairing confirmation").
 enum PairCommand {
     static let spec = CommandSpec(
-        name: "pair", abstract: "Pair a device through a relay: show a code, then type the code the device shows.",
+        name: "pair", abstract: "Pair a device: show a code, then type the code the device shows.",
         discussion: """
             Shows a herdr://companion code as a QR and as a line of text; scan it with `herdr-remote pair`. \
             The device shows a 6-digit code: type it here. This computer never shows that code (it only \
@@ -25,11 +25,16 @@ enum PairCommand {
             `run` parks for the device.
 
             --relay is remembered for the next pairing. The relay must run in open mode \
-            (ATTEST_REQUIRED=false): herdr-remote cannot do App Attest.
+            (ATTEST_REQUIRED=false): herdr-remote cannot do App Attest. The code also carries this \
+            computer's home-network addresses (the home door, herdr-host config home-listen), so the device \
+            can come straight here when it is home. With --no-relay the pairing happens on the home network \
+            alone: this command listens there itself (home peers only) and the code names no relay; the \
+            device then reaches this computer only on the home network.
 
             Examples:
               herdr-host pair --relay https://relay.example.com
               herdr-host pair --session work --png /tmp/code.png
+              herdr-host pair --no-relay
             """,
         options: [
             OptionSpec("relay", valueName: "url", help: "The relay, https://host[:port] (default: the last one used)."),
@@ -40,6 +45,7 @@ enum PairCommand {
                 "session", short: "s", valueName: "name", help: "herdr session the device attaches to after pairing."),
             OptionSpec("png", valueName: "file", help: "Also write the QR code to this PNG file."),
         ],
+        flags: [FlagSpec("no-relay", help: "Pair on the home network alone: the code names no relay.")],
         exitCodes: [.success, .failure, .usage, .hangup, .interrupted, .terminated],
         handler: { arguments in
             let request = try Request(arguments)
@@ -47,7 +53,8 @@ enum PairCommand {
         })
 
     struct Request: Sendable {
-        var relay: RelayEndpoint
+        /// Nil with --no-relay: the home network alone.
+        var relay: RelayEndpoint?
         var name: String
         var session: String?
         var png: String?
@@ -56,16 +63,29 @@ enum PairCommand {
         init(_ arguments: ParsedArguments) throws(UsageError) {
             directory = AgentDirectory.standard()
             let saved = AgentSettings.load(directory).relay
-            guard let relayText = arguments.string("relay") ?? saved else {
-                throw arguments.usageError(
-                    "give the relay with --relay https://host[:port] (it is remembered for the next pairing)")
-            }
-            do throws(RelayClientError) {
-                relay = try RelayEndpoint(parsing: relayText)
-            } catch {
-                throw arguments.usageError(
-                    "--relay must be https://host[:port] with nothing after it (http:// only for a loopback host); "
-                        + "an internationalized host name goes in its ASCII form (xn--…): \(error.message)")
+            if arguments.flag("no-relay") {
+                guard !arguments.wasGiven("relay") else {
+                    throw arguments.usageError("give --relay or --no-relay, not both")
+                }
+                guard (try? AgentSettings.load(directory).homeDoor()) != nil else {
+                    throw arguments.usageError(
+                        "--no-relay pairs on the home network, but the home door is off (herdr-host config home-listen)"
+                    )
+                }
+                relay = nil
+            } else {
+                guard let relayText = arguments.string("relay") ?? saved else {
+                    throw arguments.usageError(
+                        "give the relay with --relay https://host[:port] (it is remembered for the next pairing), "
+                            + "or pair on the home network alone with --no-relay")
+                }
+                do throws(RelayClientError) {
+                    relay = try RelayEndpoint(parsing: relayText)
+                } catch {
+                    throw arguments.usageError(
+                        "--relay must be https://host[:port] with nothing after it (http:// only for a loopback host); "
+                            + "an internationalized host name goes in its ASCII form (xn--…): \(error.message)")
+                }
             }
             var name = PairingCodeRules.printableText(Self.hostName(), limit: PairingPayload.maximumNameLength)
             if arguments.wasGiven("name") {
@@ -107,9 +127,11 @@ enum PairCommand {
             do {
                 try directory.create()
                 staticKey = try StaticKeyFile.loadOrCreate(directory.staticKeyFile)
-                var settings = AgentSettings.load(directory)
-                settings.relay = relay.origin
-                try settings.save(directory)
+                if let relay {
+                    var settings = AgentSettings.load(directory)
+                    settings.relay = relay.origin
+                    try settings.save(directory)
+                }
             } catch {
                 StandardError.write("error: \(error)\n")
                 return .failure
@@ -119,8 +141,9 @@ enum PairCommand {
             let runner = ComputerPairingRunner(
                 template: .init(
                     staticPublicKey: staticKey.publicKey, relay: relay, computerName: name, session: session,
-                    home: homeAddresses()),
-                staticKey: staticKey, registry: registry, console: console)
+                    home: relay == nil ? [] : homeAddresses()),
+                staticKey: staticKey, registry: registry, console: console,
+                homeDoor: try? AgentSettings.load(directory).homeDoor(), doorAddresses: { homeAddresses() })
             let signal = Mutex<Int32?>(nil)
             let watcher = try? SignalWatcher(
                 signals: [SIGINT, SIGTERM, SIGHUP], queue: DispatchQueue(label: "herdr-host.signals")
@@ -137,12 +160,19 @@ enum PairCommand {
                 var lines = [
                     "Paired with \(device.name) (device key \(PairedDevice.fingerprint(of: device.deviceStaticKey)))."
                 ]
-                lines.append(
-                    established
-                        ? "The relay room is established: from now on both sides join it with signatures."
-                        : "The device finishes setting up the relay room at its next connection.")
+                if device.code.relay == nil {
+                    lines.append("Paired on the home network alone: the device reaches this computer there.")
+                } else {
+                    lines.append(
+                        established
+                            ? "The relay room is established: from now on both sides join it with signatures."
+                            : "The device finishes setting up the relay room at its next connection.")
+                }
                 if let status = try? AgentStatus.load(directory), status.isRunning {
-                    lines.append("herdr-host run is going: it parks for \(device.name) now.")
+                    lines.append(
+                        device.code.relay == nil
+                            ? "herdr-host run is going: \(device.name) can connect now."
+                            : "herdr-host run is going: it parks for \(device.name) now.")
                 } else {
                     lines.append(
                         "Keep this computer reachable with: herdr-host run (or: systemctl --user enable --now herdr-host)"

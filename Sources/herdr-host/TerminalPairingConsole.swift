@@ -35,7 +35,10 @@ final class TerminalPairingConsole: PairingConsole, @unchecked Sendable {
             }
         }
         text += code.url + "\n\n"
-        text += "Relay: \(code.relay.origin). The code changes after 2 minutes without a device.\n"
+        let road =
+            code.relay.map { "Relay: \($0.origin)" }
+            ?? "Home network only: \(code.home.map(\.description).joined(separator: ", "))"
+        text += "\(road). The code changes after 2 minutes without a device.\n"
         write(text)
     }
 

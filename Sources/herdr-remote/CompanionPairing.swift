@@ -5,13 +5,15 @@ import Foundation
 import Glibc
 import HerdrCrypto
 import HerdrKit
+import HomeRoad
 import Noise
 import RelayClient
 import Synchronization
 
-/// `pair` with a `herdr://companion` code: through the relay, the device shows a 6-digit code the
-/// person types on the computer (`herdr-host pair`), then mints the room secret and registers the
-/// room (specs/002 "Pairing confirmation", "Establishing the room").
+/// `pair` with a `herdr://companion` code: through the relay (or, for a code without one, on the
+/// home network), the device shows a 6-digit code the person types on the computer (`herdr-host
+/// pair`), then mints the room secret and registers the room (specs/002 "Pairing confirmation",
+/// "Establishing the room"; nothing to register on the home network).
 enum CompanionPairing {
     @MainActor
     static func run(
@@ -28,9 +30,9 @@ enum CompanionPairing {
         StandardError.write(summary(code, deviceName: deviceName, deviceKey: keyFingerprint))
         if !arguments.flag("yes") {
             let computer = display(code)
-            let relay = code.relay.authority
+            let road = way(code)
             let approved = await BlockingCall.run {
-                TerminalPrompt.confirm(prompt: "Pair with \(computer) through \(relay)? [y/N] ")
+                TerminalPrompt.confirm(prompt: "Pair with \(computer) \(road)? [y/N] ")
             }
             guard approved else { throw RemoteError(.failure, "Not paired; nothing was sent.") }
         }
@@ -38,17 +40,22 @@ enum CompanionPairing {
         let (name, existing) = PairCommand.chooseName(
             saveAs ?? display(code), in: store, replace: arguments.flag("replace"))
         let id = existing?.id ?? UUID()
+        // A home-only computer is listed by its first home address.
+        let first = code.home.first
         let profile = HostProfile(
-            id: id, name: name, hostname: code.relay.host, port: Int(code.relay.port), username: "",
-            herdrSession: code.session,
+            id: id, name: name, hostname: code.relay?.host ?? first.map { "\($0.address)" } ?? "",
+            port: Int(code.relay?.port ?? first?.port ?? 0), username: "", herdrSession: code.session,
             relay: RelayRoad(
-                relay: code.relay.origin, computerKey: Base64URL.encode(code.staticPublicKey), pairingID: code.pidText,
-                registered: false, deviceName: deviceName, home: code.home))
+                relay: code.relay?.origin, computerKey: Base64URL.encode(code.staticPublicKey),
+                pairingID: code.pidText, registered: false, deviceName: deviceName, home: code.home))
         let secrets = SecretStore(directory: store.directory)
         let saved = Mutex(false)
         let console = TerminalDevicePairingConsole(computer: display(code))
+        // Where the computer's own door listens (a home-only code names herdr-host pair's).
+        let homeSaid = Mutex<[HomeAddress]?>(nil)
         let runner = DevicePairingRunner(
-            code: code, deviceName: deviceName, staticKey: staticKey, console: console
+            code: code, deviceName: deviceName, staticKey: staticKey, console: console,
+            onHome: { addresses in homeSaid.withLock { $0 = addresses } }
         ) { secret, registered in
             // Kept before the secret goes to the computer, so a crash after cannot lose it.
             try secrets.setRoomSecret(secret, for: id)
@@ -71,7 +78,8 @@ enum CompanionPairing {
             ending.withLock { $0 = $0 ?? number }
             runner.inputs.push(.cancel)
         }
-        StandardError.write("Connecting to \(code.relay.authority)... (Ctrl+C cancels)\n")
+        let target = code.relay?.authority ?? "the home network (\(HomeAddress.listText(code.home)))"
+        StandardError.write("Connecting to \(target)... (Ctrl+C cancels)\n")
         let result = await BlockingCall.run { runner.run() }
         watcher.cancel()
 
@@ -85,13 +93,18 @@ enum CompanionPairing {
             forget()
             throw RemoteError(.ioError, "The pairing could not be kept here (\(failure)); nothing was paired.")
         case .success(.paired(_, let established)):
-            var lines = ["Paired with \(display(code)) through \(code.relay.authority)."]
+            if let addresses = homeSaid.withLock({ $0 }), var kept = store.hosts.first(where: { $0.id == id }) {
+                kept.relay?.home = addresses
+                store.upsert(kept)
+            }
+            var lines = ["Paired with \(display(code)) \(way(code))."]
             if existing != nil {
                 lines.append("Replaced the saved host '\(name)'.")
             } else {
-                lines.append("Saved as '\(name)' (road: relay), session \(code.session ?? "default").")
+                let road = code.relay == nil ? "home network" : "relay"
+                lines.append("Saved as '\(name)' (road: \(road)), session \(code.session ?? "default").")
             }
-            if !established {
+            if !established && code.relay != nil {
                 lines.append("The relay room is finished at the next connection.")
             }
             let word = HerdrSessionName.isValid(name) ? name : HerdrCommand.posixQuoted(name)
@@ -122,7 +135,12 @@ enum CompanionPairing {
 
     static func display(_ code: CompanionCode) -> String {
         let name = PairingCodeRules.printableText(code.computerName, limit: PairingPayload.maximumNameLength)
-        return name.isEmpty ? code.relay.host : name
+        return name.isEmpty ? code.relay?.host ?? "the computer" : name
+    }
+
+    /// "through relay.example.com" or "on the home network".
+    static func way(_ code: CompanionCode) -> String {
+        code.relay.map { "through \($0.authority)" } ?? "on the home network"
     }
 
     static func fingerprint(_ key: [UInt8]) -> String {
@@ -130,10 +148,11 @@ enum CompanionPairing {
     }
 
     static func summary(_ code: CompanionCode, deviceName: String, deviceKey: String) -> String {
-        var relay = "\(code.relay.authority) (\(code.relay.origin))"
-        if code.relay.host.split(separator: ".").contains(where: { $0.hasPrefix("xn--") }) {
+        var relay = code.relay.map { "\($0.authority) (\($0.origin))" } ?? "none: the home network only"
+        if let host = code.relay?.host, host.split(separator: ".").contains(where: { $0.hasPrefix("xn--") }) {
             relay += "\n               an internationalized name, shown in its ASCII form"
         }
+        if !code.home.isEmpty { relay += "\n  home:        \(HomeAddress.listText(code.home))" }
         var text = """
             Pairing code for \(display(code)):
               relay:       \(relay)

@@ -9,10 +9,14 @@ enum CompanionRemoval {
     /// Deletes the host's relay room (best effort) and erases its room secret; says what happened.
     static func deleteRoom(of host: HostProfile, secrets: SecretStore) async -> String {
         guard let road = host.relay else { return "nothing to delete" }
+        guard let relay = road.relay else {
+            try? secrets.setRoomSecret(nil, for: host.id)
+            return "it was paired on the home network only, so the computer keeps it until herdr-host unpair there"
+        }
         let secret = try? secrets.roomSecret(for: host.id)
         let outcome = await BlockingCall.run { () -> String in
             guard let secret, let key = try? RelayJoinKey(roomSecret: secret),
-                let endpoint = try? RelayEndpoint(parsing: road.relay),
+                let endpoint = try? RelayEndpoint(parsing: relay),
                 let computerKey = Base64URL.decodeCanonical(road.computerKey)
             else { return "no room secret was kept, so the relay room was not deleted" }
             let room = RoomName.derive(staticPublicKey: computerKey, pid: road.pairingID)

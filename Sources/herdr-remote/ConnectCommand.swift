@@ -72,10 +72,11 @@ enum ConnectCommand {
         }
         session.onNotice = { terminal.status($0) }
         if let road = host.relay {
-            let relay = (try? RelayEndpoint(parsing: road.relay))?.authority ?? road.relay
             var roads: [String] = []
             if options.road != .relay { roads += road.home.map { "home network \($0)" } }
-            if options.road != .home { roads.append("relay \(relay)") }
+            if options.road != .home, let relay = road.relay {
+                roads.append("relay \((try? RelayEndpoint(parsing: relay))?.authority ?? relay)")
+            }
             terminal.status("Connecting to \(host.name) (\(roads.joined(separator: ", ")))...")
         } else {
             terminal.status(

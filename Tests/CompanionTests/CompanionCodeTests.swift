@@ -58,7 +58,7 @@ import Testing
             ("https://xn--bcher-kva.example", "https://xn--bcher-kva.example"),
         ]
         for (given, origin) in cases {
-            #expect(try parse(Self.link(["relay": given])).relay.origin == origin, "\(given)")
+            #expect(try parse(Self.link(["relay": given])).relay?.origin == origin, "\(given)")
         }
         for bad in [
             "https://user@relay.example.com", "https://relay.example.com/path", "https://relay.example.com?q=1",
@@ -102,7 +102,7 @@ import Testing
         #expect(try parse(Self.link()).expiresAt == nil)
         // Unknown keys are ignored (a later version adds `home=`), and never carry a command.
         let later = try parse(Self.link(["home": "[fd00::1]:4242", "cmd": "rm -rf /"]))
-        #expect(later.relay.origin == "https://relay.example.com")
+        #expect(later.relay?.origin == "https://relay.example.com")
         // Scheme and host compare case-insensitively.
         #expect(throws: Never.self) {
             try parse(Self.link().replacingOccurrences(of: "herdr://companion", with: "HERDR://Companion"))
@@ -154,6 +154,21 @@ import Testing
         }
         #expect(throws: PairingCodeError.self) {
             try parse(try Self.link(extra: "&home=169.254.3.1:1&home=169.254.3.2:1"))
+        }
+    }
+
+    @Test func aCodeForTheHomeNetworkAloneNamesNoRelay() throws {
+        var code = try Self.sample()
+        code.relay = nil
+        code.home = [try HomeAddress(parsing: "169.254.3.1:4610")]
+        #expect(!code.url.contains("relay="))
+        let parsed = try parse(code.url)
+        #expect(parsed == code)
+        #expect(parsed.relay == nil)
+        #expect {
+            try parse(try Self.link(["relay": nil]))
+        } throws: { error in
+            (error as? PairingCodeError)?.field == "relay"
         }
     }
 }

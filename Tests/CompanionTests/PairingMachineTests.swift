@@ -229,6 +229,21 @@ import Testing
             ])
     }
 
+    @Test func onTheHomeNetworkTheAckEndsThePairingWithNothingToRegister() throws {
+        var configuration = DevicePairing.Configuration()
+        configuration.registers = false
+        var m = DevicePairing(
+            deviceName: "phone", configuration: configuration, random: { [UInt8](repeating: 0x5E, count: $0) })
+        _ = m.handle(.start(now: Self.start))
+        _ = m.handle(.admitted(registrationToken: []))
+        _ = m.handle(.established(handshakeHash: Self.hash, now: Self.start))
+        _ = m.handle(.message(.pairing(accepted: true), now: Self.start))
+        #expect(
+            m.handle(.message(.statusAcknowledged, now: Self.start))
+                == [.finished(.paired(roomSecret: Self.secret, established: false))])
+        #expect(m.isFinished)
+    }
+
     @Test func theCodeIsBlankedTheMomentTheConnectionDrops() {
         var m = Self.machine()
         _ = Self.established(&m)

@@ -21,7 +21,8 @@ import Testing
         let homePort: UInt16
         private var forwarders: [InteractiveProcess] = []
 
-        init(configure: [(String, String)] = []) throws {
+        /// `pair`: pair through the relay first (else the test pairs as it needs).
+        init(configure: [(String, String)] = [], pair: Bool = true) throws {
             namespace = try TestNetworkNamespace()
             link = try namespace.addHomeLink()
             homePort = try LoopbackSocket.closedPort()
@@ -43,7 +44,7 @@ import Testing
             guard outer.waitFor("ready"), inner.waitFor("ready") else {
                 throw FixtureError("the forwarders did not start: \(outer.stderr) \(inner.stderr)")
             }
-            try road.pair()
+            if pair { try road.pair() }
             for (key, value) in configure { try road.configure(key, value) }
         }
 
@@ -235,5 +236,56 @@ import Testing
         let printed = device.stdoutBytes
         #expect(printed.count == size)
         #expect(SHA256.hash(printed) == SHA256.hash(try output.bytes()), "not a byte lost or repeated")
+    }
+
+    @Test func aDevicePairsOnTheHomeNetworkAloneAndConnectsThere() throws {
+        let home = try HomeNetwork(pair: false)
+        try home.road.useHerdrStandIn()
+        let host = try InteractiveProcess(
+            BuiltProgram.path("herdr-host"), ["pair", "--no-relay", "--name", "studio"],
+            environment: home.road.hostEnvironment)
+        guard let code = host.waitForMatch(#"(herdr://companion\?\S+)"#), host.waitFor("waiting for a device") else {
+            throw FixtureError("herdr-host pair --no-relay showed no code: \(host.stdout) \(host.stderr)")
+        }
+        #expect(code.contains("&home=") && !code.contains("relay="), "\(code)")
+        #expect(host.stdout.contains("Listening on the home network"), "\(host.stdout)")
+        let device = try InteractiveProcess(
+            try ProcessRunner.which("ip"),
+            [
+                "netns", "exec", home.namespace.name, BuiltProgram.path("herdr-remote"), "pair", code, "--yes",
+                "--no-connect", "--name", "phone",
+            ], environment: home.road.deviceEnvironment("phone"))
+        guard let shown = RelayRoadFixture.shownCode(device) else {
+            throw FixtureError("the device showed no code: \(device.stderr)")
+        }
+        #expect(host.waitFor("Type the code it shows"), "\(host.stdout)")
+        host.writeLine(shown)
+        #expect(host.wait(timeout: 30) == 0, "\(host.stdout) \(host.stderr)")
+        #expect(device.wait(timeout: 30) == 0, "\(device.stdout) \(device.stderr)")
+        #expect(device.stdout.contains("Paired with studio on the home network."), "\(device.stdout)")
+        #expect(host.stdout.contains("Paired on the home network alone"), "\(host.stdout)")
+
+        // The device keeps the agent's door (not the pairing's own port), and no relay.
+        let hosts = try JSONDecoder().decode(
+            [HostProfile].self,
+            from: Data(contentsOf: home.road.deviceHome("phone").appending(path: "herdr-remote/hosts.json")))
+        let road = try #require(hosts.first?.relay)
+        #expect(road.relay == nil)
+        #expect(road.home.map(\.description).contains("[\(home.link.rootIPv6)]:\(home.homePort)"), "\(road.home)")
+        #expect(try home.road.registry.devices().first?.relay == nil)
+
+        let agent = try home.road.startAgent(parkedFor: 0)
+        defer { agent.signal(SIGTERM) }
+        let connect = try home.road.startConnect(in: home.namespace)
+        #expect(connect.waitFor("Connected via home network"), "\(connect.stderr)")
+        #expect(connect.waitFor("remote$"), "\(connect.stdout) \(connect.stderr)")
+        connect.writeLine("echo home-$((40+2))-only")
+        #expect(connect.waitFor("home-42-only"), "\(connect.stdout)")
+        usleep(2_300_000)
+        connect.writeLine("exit")
+        #expect(connect.wait(timeout: 30) == 0, "\(connect.stderr)")
+        let forced = try home.road.startConnect(extra: ["--road", "relay"], in: home.namespace)
+        #expect(forced.wait(timeout: 30) != 0)
+        #expect(forced.stderr.contains("no relay road"), "\(forced.stderr)")
     }
 }

@@ -92,7 +92,7 @@ import Testing
         #expect(fresh != code)
         let old = try CompanionCode(parsing: code)
         let refusal = #expect(throws: RelayClientError.self) {
-            try RelayConnection.connect(to: old.relay, room: old.room, role: .phone, credential: .none)
+            try RelayConnection.connect(to: try #require(old.relay), room: old.room, role: .phone, credential: .none)
         }
         #expect(refusal?.serverError == "mac offline", "\(String(describing: refusal))")
         host.signal(SIGINT)
@@ -155,10 +155,12 @@ import Testing
         for _ in 0..<8 {
             // Each stays open: the next displaces it (a phone leaving would end the park).
             phones.append(
-                try RelayConnection.connect(to: parsed.relay, room: parsed.room, role: .phone, credential: .none))
+                try RelayConnection.connect(
+                    to: try #require(parsed.relay), room: parsed.room, role: .phone, credential: .none))
         }
         let ninth = #expect(throws: RelayClientError.self) {
-            try RelayConnection.connect(to: parsed.relay, room: parsed.room, role: .phone, credential: .none)
+            try RelayConnection.connect(
+                to: try #require(parsed.relay), room: parsed.room, role: .phone, credential: .none)
         }
         #expect(ninth?.close == .pairingCycleCap, "\(String(describing: ninth))")
         #expect(host.waitFor("pairing cycle cap"))
@@ -218,7 +220,7 @@ import Testing
         // The verifier the relay holds is the one of the secret the device sent us.
         let key = try RelayJoinKey(roomSecret: secret)
         let signed = try RelayConnection.connect(
-            to: computer.code.relay, room: computer.code.room, role: .mac, credential: .joinKey(key))
+            to: try #require(computer.code.relay), room: computer.code.room, role: .mac, credential: .joinKey(key))
         signed.close()
         computer.close()
     }

@@ -217,7 +217,7 @@ final class RelayRoadFixture {
             let key = try StaticKeyFile.load(config.appendingPathComponent("companion_key"))
         else { throw FixtureError("the device kept no secret or key") }
         let pairing = DeviceRelayConnection.Pairing(
-            relay: try RelayEndpoint(parsing: road.relay),
+            relay: try RelayEndpoint(parsing: road.relay ?? ""),
             computerKey: Base64URL.decodeCanonical(road.computerKey) ?? [],
             pairingID: road.pairingID, roomSecret: secret, registered: road.registered)
         return (profile, DeviceRelayConnection(pairing: pairing, deviceName: name, staticKey: key))

@@ -32,10 +32,11 @@ final class HalfwayDevice {
     private func connect() throws {
         let deadline = Date().addingTimeInterval(30)
         var connection: RelayConnection?
+        guard let relay = code.relay else { throw FixtureError("the code names no relay") }
         while connection == nil {
             do {
                 connection = try RelayConnection.connect(
-                    to: code.relay, room: code.room, role: .phone, credential: .none)
+                    to: relay, room: code.room, role: .phone, credential: .none)
             } catch {
                 guard Date() < deadline else { throw error }
                 usleep(200_000)

@@ -77,8 +77,8 @@ public struct HostProfile: Codable, Identifiable, Hashable, Sendable {
 /// public key and the pairing id from its `herdr://companion` code. The room secret is a secret and
 /// lives in `secrets.json`; the device's own static key in `companion_key`.
 public struct RelayRoad: Codable, Hashable, Sendable {
-    /// `https://host[:port]`.
-    public var relay: String
+    /// `https://host[:port]`; nil for a computer paired on the home network only.
+    public var relay: String?
     /// The computer's static public key, unpadded base64url (`rs`).
     public var computerKey: String
     /// The pairing id, as the code spells it (`pid`).
@@ -96,7 +96,7 @@ public struct RelayRoad: Codable, Hashable, Sendable {
     public var relayLastWorked: Date?
 
     public init(
-        relay: String, computerKey: String, pairingID: String, registered: Bool, deviceName: String? = nil,
+        relay: String?, computerKey: String, pairingID: String, registered: Bool, deviceName: String? = nil,
         home: [HomeAddress] = []
     ) {
         self.relay = relay
@@ -114,7 +114,7 @@ public struct RelayRoad: Codable, Hashable, Sendable {
     /// Decodes a road; pairings older than the home road have no `home`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        relay = try container.decode(String.self, forKey: .relay)
+        relay = try container.decodeIfPresent(String.self, forKey: .relay)
         computerKey = try container.decode(String.self, forKey: .computerKey)
         pairingID = try container.decode(String.self, forKey: .pairingID)
         registered = try container.decode(Bool.self, forKey: .registered)

@@ -105,12 +105,14 @@ extension TerminalSession {
     /// What the connection needs: the pairing from the profile and the secret store, this
     /// device's static key, the session options.
     private func relayConfiguration() throws(TerminalSessionError) -> CompanionTerminalConnection.Configuration {
-        guard let road = profile.relay else { throw TerminalSessionError("\(profile.name) is not a relay host") }
-        let endpoint: RelayEndpoint
-        do {
-            endpoint = try RelayEndpoint(parsing: road.relay)
-        } catch {
-            throw TerminalSessionError("The saved relay of \(profile.name) (\(road.relay)) is not usable: \(error)")
+        guard let road = profile.relay else { throw TerminalSessionError("\(profile.name) is not a companion host") }
+        var endpoint: RelayEndpoint?
+        if let relay = road.relay {
+            do {
+                endpoint = try RelayEndpoint(parsing: relay)
+            } catch {
+                throw TerminalSessionError("The saved relay of \(profile.name) (\(relay)) is not usable: \(error)")
+            }
         }
         guard let computerKey = Base64URL.decodeCanonical(road.computerKey), computerKey.count == 32 else {
             throw TerminalSessionError("The saved computer key of \(profile.name) is not usable; pair again")
@@ -134,14 +136,22 @@ extension TerminalSession {
             throw TerminalSessionError(
                 "This device's relay key (\(store.directory.companionKeyFile.path)) is missing; pair again")
         }
-        let pairing = DeviceRelayConnection.Pairing(
-            relay: endpoint, computerKey: computerKey, pairingID: road.pairingID, roomSecret: secret,
-            registered: road.registered)
         let name = road.deviceName ?? Pairing.sanitizedDeviceName(ProcessInfo.processInfo.hostName)
-        var connection = DeviceRelayConnection(pairing: pairing, deviceName: name, staticKey: key)
-        connection.timeout = options.connectTimeout.seconds
-        connection.options.connectTimeout = options.connectTimeout.seconds
-        let roads = DeviceRoads(relay: connection, home: road.home, choice: options.road)
+        var relay: DeviceRelayConnection?
+        if let endpoint {
+            let pairing = DeviceRelayConnection.Pairing(
+                relay: endpoint, computerKey: computerKey, pairingID: road.pairingID, roomSecret: secret,
+                registered: road.registered)
+            var connection = DeviceRelayConnection(pairing: pairing, deviceName: name, staticKey: key)
+            connection.timeout = options.connectTimeout.seconds
+            connection.options.connectTimeout = options.connectTimeout.seconds
+            relay = connection
+        }
+        var greeting = DeviceRoads.Greeting(
+            pairingID: road.pairingID, computerKey: computerKey,
+            status: .init(name: name, roomSecret: secret, registered: road.registered), staticKey: key)
+        greeting.timeout = options.connectTimeout.seconds
+        let roads = DeviceRoads(greeting: greeting, relay: relay, home: road.home, choice: options.road)
         var configuration = CompanionTerminalConnection.Configuration(
             roads: roads, session: profile.herdrSession, cols: size.cols, rows: size.rows)
         let policy = options.reconnect
