@@ -51,7 +51,8 @@ public final class TestNetworkNamespace {
     }
 
     /// A second veth pair for a "home network": an IPv6 unique-local /64 (a random fdXX:… prefix,
-    /// never Tailscale's fd7a:115c:a1e0::/48) and an IPv4 link-local /24 in 169.254.0.0/16.
+    /// never Tailscale's fd7a:115c:a1e0::/48) and an IPv4 link-local /24 in 169.254.0.0/16. The
+    /// addresses are written as the kernel prints them (no zero group, no leading zeros).
     public struct HomeLink: Sendable {
         public let rootInterface: String
         public let innerInterface: String
@@ -69,8 +70,8 @@ public final class TestNetworkNamespace {
             prefix =
                 "fd"
                 + String(
-                    format: "%02x:%04x:%04x", Int.random(in: 0...255), Int.random(in: 0...0xffff),
-                    Int.random(in: 0...0xffff))
+                    format: "%02x:%x:%x", Int.random(in: 0...255), Int.random(in: 1...0xffff),
+                    Int.random(in: 1...0xffff))
         } while prefix.hasPrefix("fd7a:115c")
         let third = Int.random(in: 1...254)
         let link = HomeLink(
