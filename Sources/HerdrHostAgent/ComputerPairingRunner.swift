@@ -138,11 +138,7 @@ public final class ComputerPairingRunner: Sendable {
         }
         let inputs = self.inputs
         let counter = HostAgent.ChannelCounter()
-        let listener = try GatedListener(
-            GatedListener.Configuration(bindAddress: door.bindAddress.description, port: 0, rules: door.rules)
-        ) { admitted in
-            let fd = admitted.takeDescriptor()
-            guard fd >= 0, let connection = try? HomeConnection(socket: fd) else { return }
+        let listener = try door.openListener(port: 0) { connection in
             let id = counter.next()
             inputs.push(.homeOpened(id, connection))
             connection.deliver { event in inputs.push(.home(id, event)) }

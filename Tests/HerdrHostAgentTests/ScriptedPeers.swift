@@ -80,7 +80,11 @@ final class HalfwayDevice {
         try channel?.send(CompanionMessage.status(.init(name: name, roomSecret: secret, registered: false)).bytes)
     }
 
-    func waitForAck() throws -> Bool { try waitForMessage() == .statusAcknowledged }
+    /// The computer's ack, after the home addresses it sends first.
+    func waitForAck() throws -> Bool {
+        guard case .home = try waitForMessage() else { return false }
+        return try waitForMessage() == .statusAcknowledged
+    }
 
     func close() {
         channel?.connection.close()

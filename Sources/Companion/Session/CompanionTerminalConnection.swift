@@ -26,6 +26,9 @@ public final class CompanionTerminalConnection: Sendable {
         public var retryDelay: @Sendable (Int) -> Double? = { attempt in
             attempt <= 10 ? min(0.5 * Double(1 << min(attempt - 1, 5)), 15) : nil
         }
+        /// Seconds between tries of the home addresses while the session runs over the relay: a
+        /// home channel that comes up takes the session over (nil: never move back).
+        public var homeProbeInterval: Double? = 5
         /// Output straight from the connection's thread instead of `output` events: one thread
         /// handoff less per echo. It may block (the computer then waits in the window); false ends
         /// the session.
@@ -44,6 +47,8 @@ public final class CompanionTerminalConnection: Sendable {
         case connected(via: CompanionRoad)
         /// The computer said where its home door listens now.
         case homeAddresses([HomeAddress])
+        /// The session moved to this road (the home network came back) without a drop.
+        case moved(to: CompanionRoad)
         /// The session runs (the first time).
         case started
         /// Output for the screen (only without an `outputSink`); `acknowledgeOutput` when shown.
@@ -127,6 +132,12 @@ public final class CompanionTerminalConnection: Sendable {
         var cancelled = false
         var finished = false
         var connection: (any FramePipe)?
+        /// Counts connections, so a probe started for one never acts on the next.
+        var generation = 0
+        /// A home channel a probe brought up, for the connection's thread to move to.
+        var switchTo: DeviceRelayConnection.Established?
+        /// The computer's home addresses as it last said.
+        var home: [HomeAddress] = []
         var size: (cols: Int, rows: Int)
         init() { size = (80, 24) }
     }
@@ -135,7 +146,10 @@ public final class CompanionTerminalConnection: Sendable {
         self.configuration = configuration
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         outgoing = Mutex(Outgoing())
-        control.withLock { $0.size = (configuration.cols, configuration.rows) }
+        control.withLock {
+            $0.size = (configuration.cols, configuration.rows)
+            $0.home = configuration.roads.home
+        }
     }
 
     /// Starts the connection's thread (once).
@@ -258,26 +272,36 @@ public final class CompanionTerminalConnection: Sendable {
         var lastReason = ""
         while !isCancelled {
             let established: DeviceRelayConnection.Established
-            do {
-                established = try configuration.roads.connect()
-            } catch {
-                if let end = stop(after: error, attempt: attempt) { return finish(end) }
-                lastReason = error.description
-                if case .computerOffline = error, !session.withLock({ $0.hasStarted }) {
-                    _ = wakeUp.wait(timeout: .now() + Self.offlineRetries[attempt])
+            if let switched = control.withLock({ $0.switchTo.take() }) {
+                established = switched
+                emit(.moved(to: switched.road))
+            } else {
+                do {
+                    established = try configuration.roads.connect()
+                } catch {
+                    if let end = stop(after: error, attempt: attempt) { return finish(end) }
+                    lastReason = error.description
+                    if case .computerOffline = error, !session.withLock({ $0.hasStarted }) {
+                        _ = wakeUp.wait(timeout: .now() + Self.offlineRetries[attempt])
+                        attempt += 1
+                        continue
+                    }
                     attempt += 1
+                    guard backOff(attempt: attempt, reason: lastReason) else {
+                        return finish(.failed(giveUp(attempt: attempt, lastReason: lastReason)))
+                    }
                     continue
                 }
-                attempt += 1
-                guard backOff(attempt: attempt, reason: lastReason) else {
-                    return finish(.failed(giveUp(attempt: attempt, lastReason: lastReason)))
-                }
-                continue
             }
             if established.registeredNow { emit(.registered) }
             let road = established.road
             emit(.connected(via: road))
             let connection = established.channel.connection
+            let generation = control.withLock { control in
+                control.generation += 1
+                return control.generation
+            }
+            if !road.isHome { probeHome(generation: generation) }
             // Moved, not copied, into `outgoing`: a copy left behind would share the channel's
             // cipher states, and every message would then build a fresh cipher context.
             var channel: FramedChannel? = (consume established).channel
@@ -308,6 +332,8 @@ public final class CompanionTerminalConnection: Sendable {
                 }
                 control.withLock { $0.connection = nil }
                 if isCancelled { return finish(.cancelled) }
+                // A probe closed the relay connection to move to the home channel it brought up.
+                if control.withLock({ $0.switchTo != nil }) { continue }
                 let failure = configuration.roads.classify(end, on: road)
                 if let end = stop(after: failure, attempt: 1) { return finish(end) }
                 lastReason = failure.description
@@ -360,7 +386,10 @@ public final class CompanionTerminalConnection: Sendable {
         }
         for case .message(let bytes) in outputs {
             if CompanionMessage.isControl(bytes) {
-                if case .home(let addresses) = try? CompanionMessage(parsing: bytes) { emit(.homeAddresses(addresses)) }
+                if case .home(let addresses) = try? CompanionMessage(parsing: bytes) {
+                    control.withLock { $0.home = addresses }
+                    emit(.homeAddresses(addresses))
+                }
                 continue
             }
             guard SessionMessage.isSession(bytes) else { continue }
@@ -428,6 +457,44 @@ public final class CompanionTerminalConnection: Sendable {
         case .broken(let why):
             return .finished(.failed(Failure(.protocolViolation, "the computer broke the session protocol: \(why)")))
         }
+    }
+
+    /// While connection `generation` runs over the relay, tries the home addresses every
+    /// `homeProbeInterval` on a thread of its own; a home channel that comes up is handed to the
+    /// connection's thread (which resumes on it) by closing the relay connection.
+    private func probeHome(generation: Int) {
+        guard let interval = configuration.homeProbeInterval, configuration.roads.choice == .any else { return }
+        let thread = Thread { [self] in
+            while true {
+                Thread.sleep(forTimeInterval: interval)
+                let home = control.withLock { control -> [HomeAddress]? in
+                    guard control.generation == generation, !control.cancelled, !control.finished else { return nil }
+                    return control.home
+                }
+                guard let home else { return }
+                guard !home.isEmpty else { continue }
+                var roads = configuration.roads
+                roads.home = home
+                roads.choice = .home
+                guard let established = try? roads.connect() else { continue }
+                let (handed, relay) = control.withLock { control -> (Bool, (any FramePipe)?) in
+                    guard control.generation == generation, !control.cancelled, control.switchTo == nil else {
+                        return (false, nil)
+                    }
+                    control.switchTo = established
+                    return (true, control.connection)
+                }
+                guard handed else {
+                    established.channel.connection.close()
+                    return
+                }
+                // Still on the relay: closing it hands over. Already dropped: cut the backoff short.
+                if let relay { relay.close() } else { wakeUp.signal() }
+                return
+            }
+        }
+        thread.name = "home probe"
+        thread.start()
     }
 
     /// The end a connection failure means, or nil to retry.

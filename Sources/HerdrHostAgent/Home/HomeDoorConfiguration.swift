@@ -58,6 +58,19 @@ public struct HomeDoorConfiguration: Sendable, Hashable {
         self.refusedInterfaces = refusedInterfaces
     }
 
+    /// A gated listener with these rules on the bind address and `port` (0: the kernel's pick);
+    /// each admitted socket goes to `opened` as a `HomeConnection`, on the accept thread.
+    func openListener(port: UInt16, opened: @escaping @Sendable (HomeConnection) -> Void) throws(ListenerError)
+        -> GatedListener
+    {
+        try GatedListener(GatedListener.Configuration(bindAddress: bindAddress.description, port: port, rules: rules)) {
+            admitted in
+            let fd = admitted.takeDescriptor()
+            guard fd >= 0, let connection = try? HomeConnection(socket: fd) else { return }
+            opened(connection)
+        }
+    }
+
     /// The gate's rules: home-only, the refused interfaces.
     public var rules: PeerGateRules { PeerGateRules(policy: .homeOnly, refusedInterfaces: refusedInterfaces) }
 

@@ -53,13 +53,7 @@ extension HostAgent {
         guard let work = loop.work else { return }
         do {
             let counter = loop.homeIDs
-            let listener = try GatedListener(
-                GatedListener.Configuration(
-                    bindAddress: configuration.bindAddress.description, port: configuration.port,
-                    rules: configuration.rules)
-            ) { admitted in
-                let fd = admitted.takeDescriptor()
-                guard fd >= 0, let connection = try? HomeConnection(socket: fd) else { return }
+            let listener = try configuration.openListener(port: configuration.port) { connection in
                 let id = counter.next()
                 work.push(.homeOpened(id, connection))
                 connection.deliver { event in work.push(.home(id, event)) }

@@ -46,6 +46,10 @@ extension TerminalSession {
             noteRoadWorked(road)
         case .homeAddresses(let addresses):
             keepHomeAddresses(addresses)
+        case .moved(let road):
+            self.road = road
+            noteRoadWorked(road)
+            onNotice?("The home network is back: the session moved to it (\(road)), nothing lost.")
         case .started:
             connectedAt = .now
             state = .connected
