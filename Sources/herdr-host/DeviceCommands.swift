@@ -107,7 +107,10 @@ enum DeviceCommands {
             var rows = [["DEVICE", "ROOM", "SINCE"]]
             for room in status.rooms { rows.append([room.name, room.state, describe(room.since)]) }
             for device in devices where !status.rooms.contains(where: { $0.device == device.id }) {
-                rows.append([device.name, "not parked: " + (device.ended ?? "finishing its pairing"), ""])
+                let why =
+                    device.relay == nil
+                    ? "paired on the home network (no relay room)" : device.ended ?? "finishing its pairing"
+                rows.append([device.name, "not parked: " + why, ""])
             }
             if rows.count > 1 { print(table(rows), terminator: "") }
             if let home = status.home { print(homeDoorLines(home), terminator: "") }
