@@ -286,9 +286,8 @@ import Testing
 
         let agent = try home.road.startAgent(parkedFor: 0)
         defer { agent.signal(SIGTERM) }
-        #expect(
-            try home.hostStatus().contains("phone   not parked: paired on the home network"), "\(try home.hostStatus())"
-        )
+        let status = try home.hostStatus()
+        #expect(status.contains("phone   not parked: paired on the home network"), "\(status)")
         let connect = try home.road.startConnect(in: home.namespace)
         #expect(connect.waitFor("Connected via home network"), "\(connect.stderr)")
         #expect(connect.waitFor("remote$"), "\(connect.stdout) \(connect.stderr)")
