@@ -3,6 +3,7 @@ import Glibc
 import HerdrCrypto
 import HerdrHostAgent
 import HerdrKit
+import HomeRoad
 import TestSupport
 import Testing
 
@@ -56,6 +57,14 @@ import Testing
         /// The device's saved home addresses (from the code, then from every channel).
         func savedHomeAddresses() throws -> [String] {
             try road.devicePairing().profile.relay?.home.map(\.description) ?? []
+        }
+
+        /// Replaces the device's saved home addresses (as a stale lease would leave them).
+        func setSavedHomeAddresses(_ addresses: [String]) throws {
+            let file = road.deviceHome("phone").appending(path: "herdr-remote/hosts.json")
+            var hosts = try JSONDecoder().decode([HostProfile].self, from: Data(contentsOf: file))
+            hosts[0].relay?.home = try addresses.map { try HomeAddress(parsing: $0) }
+            try JSONEncoder().encode(hosts).write(to: file)
         }
 
         /// `herdr-host status`.
@@ -299,5 +308,42 @@ import Testing
         let forced = try home.road.startConnect(extra: ["--road", "relay"], in: home.namespace)
         #expect(forced.wait(timeout: 30) != 0)
         #expect(forced.stderr.contains("no relay road"), "\(forced.stderr)")
+    }
+
+    @Test func anotherComputerAtTheSameHomeAddressFailsTheHandshakeAndTheRelayCarriesOn() throws {
+        let home = try HomeNetwork()
+        try home.road.useHerdrStandIn()
+        let agent = try home.road.startAgent()
+        defer { agent.signal(SIGTERM) }
+        // Another machine's herdr-host (its own key), where the device believes its computer is.
+        let impostorHome = home.road.directory.appending("impostor")
+        let impostorPort = try LoopbackSocket.closedPort()
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = impostorHome.path
+        var settings = AgentSettings()
+        settings.homeListen = "[::]:\(impostorPort)"
+        try settings.save(AgentDirectory(url: impostorHome.appendingPathComponent("herdr-host")))
+        let impostor = try InteractiveProcess(BuiltProgram.path("herdr-host"), ["run"], environment: environment)
+        defer { impostor.signal(SIGTERM) }
+        #expect(impostor.waitFor("home door: listening"), "\(impostor.stderr)")
+        try home.setSavedHomeAddresses(["[\(home.link.rootIPv6)]:\(impostorPort)"])
+
+        let device = try home.road.startConnect(in: home.namespace)
+        #expect(device.waitFor("Connected via relay"), "the pinned key proves the computer: \(device.stderr)")
+        device.writeLine("echo still-$((40+2))")
+        #expect(device.waitFor("still-42"), "\(device.stdout)")
+        #expect(impostor.waitFor("matched no paired device"), "the impostor learned nothing: \(impostor.stderr)")
+        // The real computer told the device where its door really is: the next connect goes home.
+        #expect(
+            home.road.waitForAgent { _ in
+                (try? home.savedHomeAddresses())?.contains("[\(home.link.rootIPv6)]:\(home.homePort)") == true
+            })
+        usleep(2_300_000)
+        device.writeLine("exit")
+        #expect(device.wait(timeout: 30) == 0, "\(device.stderr)")
+        let again = try home.road.startConnect(in: home.namespace)
+        #expect(again.waitFor("Connected via home network"), "\(again.stderr)")
+        again.signal(SIGTERM)
+        _ = again.wait(timeout: 15)
     }
 }
