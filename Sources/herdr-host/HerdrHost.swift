@@ -7,13 +7,14 @@ enum HerdrHost {
     static let spec = CommandSpec(
         name: "herdr-host",
         abstract:
-            "This computer's agent for herdr-remote's end-to-end relay road: pairing, parking, terminal sessions.",
+            "This computer's agent for herdr-remote's end-to-end roads (relay, home network): pairing, terminal sessions.",
         discussion: """
             Pair a device with `herdr-host pair`: it shows a herdr://companion code (a QR and a line of \
             text) that herdr-remote scans; the device then shows a 6-digit code, which you type here. \
             `herdr-host run` keeps this computer reachable: it parks in every paired device's room on \
-            the relay, reconnects by itself, and serves each device's terminal sessions (`herdr-remote \
-            connect` lands in herdr here, as over SSH; `herdr-host config` changes what sessions run). \
+            the relay, reconnects by itself, listens for devices on the home network (home peers only), \
+            and serves each device's terminal sessions (`herdr-remote connect` lands in herdr here, as \
+            over SSH; `herdr-host config` changes what sessions run and where the home door listens). \
             Run it as a systemd user service:
 
               systemctl --user enable --now herdr-host

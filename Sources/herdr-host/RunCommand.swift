@@ -10,7 +10,7 @@ import Noise
 /// `herdr-host run`: the long-lived agent (`HostAgent`).
 enum RunCommand {
     static let spec = CommandSpec(
-        name: "run", abstract: "Keep this computer reachable: park in every paired device's relay room.",
+        name: "run", abstract: "Keep this computer reachable: park in the devices' relay rooms, listen at home.",
         discussion: """
             Parks in each paired device's room on its relay and reconnects by itself, with backoff, when \
             a connection drops or the relay restarts. It also listens on the home network (the home road, \
@@ -22,7 +22,8 @@ enum RunCommand {
             expired) is no longer parked for, and the log says how to pair again. One agent runs at a \
             time. SIGINT, SIGTERM or SIGHUP stops it (exit 0).
 
-            It logs to stderr, without secrets or peer addresses. As a systemd user service:
+            It logs to stderr, without secrets; a peer address only when the home door closes a connection \
+            whose handshake failed. As a systemd user service:
 
               systemctl --user enable --now herdr-host
               journalctl --user -u herdr-host

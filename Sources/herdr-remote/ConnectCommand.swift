@@ -20,10 +20,11 @@ enum ConnectCommand {
             computer, which must be running (herdr-host run), over two roads tried together: directly on the \
             home network when the computer listens there (its home addresses came with the code and are \
             refreshed on every connection), and through the relay after a short head start. The first to \
-            complete the handshake with the pinned computer key wins; the status line says which. When the \
-            link drops, herdr-remote reconnects with backoff over whichever road answers and the session \
-            resumes where it was, without losing or repeating a byte of output, as long as the computer \
-            kept it (15 minutes by default, herdr-host config grace-period).
+            complete the handshake with the pinned computer key wins, home preferred; the status line says \
+            which. When the link drops, herdr-remote reconnects with backoff over whichever road answers and \
+            the session resumes where it was, without losing or repeating a byte of output, as long as the \
+            computer kept it (15 minutes by default, herdr-host config grace-period); when the home network \
+            comes back, the session moves back to it the same way.
             """,
         arguments: [PositionalSpec("name", help: "A host saved with herdr-remote add.")],
         options: [
