@@ -20,7 +20,7 @@ enum HostCommands {
                 if let relay = host.relay {
                     let key = Base64URL.decodeCanonical(relay.computerKey).map(CompanionPairing.fingerprint)
                     rows.append([
-                        host.name, "relay", endpoint(host.hostname, host.port), host.platform.rawValue, session,
+                        host.name, host.road, endpoint(host.hostname, host.port), host.platform.rawValue, session,
                         "computer key \(key ?? "?")" + (relay.registered ? "" : " (room not yet registered)"),
                     ])
                     continue
@@ -52,7 +52,7 @@ enum HostCommands {
         return """
             \(name) roads:
               home network  \(home); last worked \(when(road.homeLastWorked))
-              relay         \(relayShown); last worked \(when(road.relayLastWorked))
+              relay         \(road.relay == nil ? "none (paired on the home network)" : "\(relayShown); last worked \(when(road.relayLastWorked))")
 
             """
     }

@@ -292,6 +292,11 @@ import Testing
         #expect(road.relay == nil)
         #expect(road.home.map(\.description).contains("[\(home.link.rootIPv6)]:\(home.homePort)"), "\(road.home)")
         #expect(try home.road.registry.devices().first?.relay == nil)
+        let listing = try ProcessRunner.run(
+            BuiltProgram.path("herdr-remote"), ["hosts"], environment: home.road.deviceEnvironment("phone")
+        ).stdout
+        #expect(listing.contains("studio  home "), "\(listing)")
+        #expect(listing.contains("relay         none (paired on the home network)"), "\(listing)")
 
         let agent = try home.road.startAgent(parkedFor: 0)
         defer { agent.signal(SIGTERM) }

@@ -51,8 +51,12 @@ public struct HostProfile: Codable, Identifiable, Hashable, Sendable {
         self.relay = relay
     }
 
-    /// The road to the host, for listings: `ssh` or `relay`.
-    public var road: String { relay == nil ? "ssh" : "relay" }
+    /// The road to the host, for listings: `ssh`, `relay` (a companion host with a relay), or
+    /// `home` (one paired on the home network alone).
+    public var road: String {
+        guard let relay else { return "ssh" }
+        return relay.relay == nil ? "home" : "relay"
+    }
 
     private enum CodingKeys: String, CodingKey {
         case id, name, hostname, port, username, platform, herdrSession, remoteCommand, relay
