@@ -1,5 +1,4 @@
 import Foundation
-import RelayClient
 
 /// A queue whose elements are handled by whichever thread pushes them, while no other thread is
 /// handling: one at a time, in the order they were pushed, each batch under one lock. A frame is
@@ -7,8 +6,12 @@ import RelayClient
 /// loop thread for each (two thread wake-ups less per keystroke round trip). A pusher never
 /// waits for the lock: if another thread holds it, that thread handles the element before it
 /// lets go, so handlers may push and may block on nothing a pusher holds.
+///
+/// The pending elements are a plain array under a lock of their own: this sits on every
+/// keystroke's path, twice.
 final class CombiningQueue<Element: Sendable>: @unchecked Sendable {
-    private let queue = EventQueue<Element>()
+    private let pendingLock = NSLock()
+    private var pending: [Element] = []
     private let lock = NSLock()
     /// Called with the lock held.
     private let handle: ([Element]) -> Void
@@ -19,7 +22,9 @@ final class CombiningQueue<Element: Sendable>: @unchecked Sendable {
 
     /// Queues `element` and handles everything queued, unless another thread is at it.
     func push(_ element: Element) {
-        queue.push(element)
+        pendingLock.lock()
+        pending.append(element)
+        pendingLock.unlock()
         drain()
     }
 
@@ -33,13 +38,26 @@ final class CombiningQueue<Element: Sendable>: @unchecked Sendable {
         return result
     }
 
+    private var hasPending: Bool {
+        pendingLock.lock()
+        defer { pendingLock.unlock() }
+        return !pending.isEmpty
+    }
+
+    private func takePending() -> [Element] {
+        pendingLock.lock()
+        defer { pendingLock.unlock() }
+        let batch = pending
+        pending.removeAll(keepingCapacity: true)
+        return batch
+    }
+
     private func drain() {
         // Re-checked after unlocking: an element pushed while this thread held the lock found it
         // taken and left the element to this thread.
-        while !queue.isEmpty {
+        while hasPending {
             guard lock.try() else { return }
-            var batch: [Element] = []
-            while let element = queue.next(timeout: 0) { batch.append(element) }
+            let batch = takePending()
             if !batch.isEmpty { handle(batch) }
             lock.unlock()
         }

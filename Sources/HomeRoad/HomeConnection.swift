@@ -47,6 +47,8 @@ public final class HomeConnection: FramePipe {
         var handler: (@Sendable (RelayConnectionEvent) -> Void)?
         /// The connection's thread is done: whoever sets the handler now drains the queue.
         var threadDone = false
+        /// A handler was set: what the queue holds goes to it first (once).
+        var drainPending = false
         var pendingCount: Int { pending.count - pendingOffset }
     }
 
@@ -173,8 +175,10 @@ public final class HomeConnection: FramePipe {
     /// Every event from now on, and those already waiting first, to `handler` on the connection's
     /// thread (on the caller's, when the connection had already ended).
     public func deliver(to handler: @escaping @Sendable (RelayConnectionEvent) -> Void) {
+        // Exactly one thread drains what waits: this one once the connection's thread is done.
         let ended = state.withLock { state in
             state.handler = handler
+            if !state.threadDone { state.drainPending = true }
             return state.threadDone
         }
         if ended {
@@ -221,13 +225,16 @@ public final class HomeConnection: FramePipe {
         let end: RelayConnectionEnd = {
             while true {
                 handOver()
-                let (pending, closing) = state.withLock { ($0.pendingCount > 0, $0.closing) }
+                let (pending, closing, delivering) = state.withLock {
+                    ($0.pendingCount > 0, $0.closing, $0.handler != nil)
+                }
                 if closing {
                     let deadline = closeDeadline ?? (MonotonicClock.now + options.closeTimeout)
                     closeDeadline = deadline
                     if !pending || MonotonicClock.now >= deadline { return .closedLocally }
                 }
-                let reading = !closing && incoming.weight <= options.maximumIncomingBytes
+                // A handler takes each frame as it comes (and blocks us if it must); a queue is bounded.
+                let reading = !closing && (delivering || incoming.weight <= options.maximumIncomingBytes)
                 var fds = [
                     pollfd(fd: fd, events: Int16(reading ? POLLIN : 0) | Int16(pending ? POLLOUT : 0), revents: 0),
                     pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
@@ -271,11 +278,8 @@ public final class HomeConnection: FramePipe {
         }
         emit(.ended(end))
         incoming.finish()
-        let handler = state.withLock { state in
-            state.threadDone = true
-            return state.handler
-        }
-        if handler != nil { handOver() }
+        state.withLock { $0.threadDone = true }
+        handOver()
         ended.signal()
     }
 
@@ -299,18 +303,25 @@ public final class HomeConnection: FramePipe {
         }
     }
 
-    /// Events queued before `deliver` was set go to the handler first, on this thread.
+    /// Events queued before `deliver` was set go to the handler first, on this thread (once).
     private func handOver() {
-        guard let handler = state.withLock({ $0.handler }) else { return }
+        let handler = state.withLock { state -> (@Sendable (RelayConnectionEvent) -> Void)? in
+            guard state.drainPending, let handler = state.handler else { return nil }
+            state.drainPending = false
+            return handler
+        }
+        guard let handler else { return }
         while let event = incoming.next(timeout: 0) { handler(event) }
     }
 
     private func emit(_ event: RelayConnectionEvent) {
-        if let handler = state.withLock({ $0.handler }) {
-            handOver()
-            handler(event)
-        } else {
-            incoming.push(event)
+        let (handler, drain) = state.withLock { state -> ((@Sendable (RelayConnectionEvent) -> Void)?, Bool) in
+            let drain = state.drainPending && state.handler != nil
+            if drain { state.drainPending = false }
+            return (state.handler, drain)
         }
+        guard let handler else { return incoming.push(event) }
+        if drain { while let queued = incoming.next(timeout: 0) { handler(queued) } }
+        handler(event)
     }
 }
