@@ -205,7 +205,13 @@ import Testing
         let road = try RelayRoadFixture()
         let computer = try HoldingComputer(relay: try RelayEndpoint(parsing: road.origin))
         let device = try road.startDevicePair(computer.code.url)
-        try computer.handshake()
+        do {
+            try computer.handshake()
+        } catch {
+            // What the device and the relay saw, for a run where the handshake never came.
+            Issue.record("no handshake: the device said \(device.stderr); the relay logged \(road.relay.stderrText())")
+            throw error
+        }
         let shown = try #require(RelayRoadFixture.shownCode(device))
         #expect(computer.sas == shown.replacingOccurrences(of: " ", with: ""))
         try computer.accept()
