@@ -30,7 +30,7 @@ public final class HomeConnection: FramePipe {
         public init() {}
     }
 
-    /// The peer's numeric address, as the socket reports it.
+    /// The peer's address in canonical text (a mapped IPv4 address as IPv4, the scope kept).
     public let peer: String
     public let options: Options
     private let fd: Int32
@@ -63,7 +63,9 @@ public final class HomeConnection: FramePipe {
         self.fd = fd
         self.wakeFD = wakeFD
         self.options = options
-        self.peer = SocketAddress.peer(of: fd)?.numericHost ?? "?"
+        // As PeerGate judges it: an IPv4 peer on a dual-stack socket shows as IPv4, not ::ffff:….
+        let raw = SocketAddress.peer(of: fd)?.numericHost ?? "?"
+        self.peer = PeerClassification(raw).address?.description ?? PeerDecision.displayText(raw)
         self.state = Mutex(State())
         let wake = wakeFD
         self.incoming = EventQueue(

@@ -123,4 +123,37 @@ import Testing
         #expect(received.count == total)
         connection.close()
     }
+
+    @Test func anIPv4PeerOnADualStackSocketIsNamedAsIPv4() throws {
+        let listener = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(listener >= 0)
+        defer { close(listener) }
+        var zero: Int32 = 0
+        _ = setsockopt(listener, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &zero, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 1) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        #expect(bound, "a dual-stack listener on [::]")
+        var target = sockaddr_in()
+        target.sin_family = sa_family_t(AF_INET)
+        target.sin_port = address.sin6_port
+        target.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(client) }
+        let connected = withUnsafeMutablePointer(to: &target) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        #expect(connected)
+        let accepted = accept(listener, nil, nil)
+        let connection = try HomeConnection(socket: accepted)
+        defer { connection.close() }
+        #expect(connection.peer == "127.0.0.1", "not ::ffff:127.0.0.1")
+    }
 }
