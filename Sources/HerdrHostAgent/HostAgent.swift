@@ -185,13 +185,13 @@ public final class HostAgent: Sendable {
         }
         let wantedIDs = Set(wanted(loop).map(\.id))
         for (id, slot) in loop.slots where !wantedIDs.contains(id) {
-            slot.pump.stop()
-            for link in loop.homeLinks.values where link.device?.id == id { link.connection.close() }
-            loop.routes[id] = nil
-            perform(loop.sessions.forget(id), loop)
-            loop.slots[id] = nil
-            loop.statusDirty = true
+            forget(id, loop)
             if !devices.contains(where: { $0.id == id }) { log("\(slot.device.name): unpaired; no longer parked") }
+        }
+        // Devices paired on the home network alone have no slot: their home links end here.
+        let current = Set(devices.filter { $0.ended == nil }.map(\.id))
+        for id in Set(loop.homeLinks.values.compactMap(\.device?.id)) where !current.contains(id) {
+            forget(id, loop)
         }
         for device in devices where wantedIDs.contains(device.id) {
             if let slot = loop.slots[device.id] {
@@ -200,6 +200,17 @@ public final class HostAgent: Sendable {
             }
             start(device, loop)
         }
+    }
+
+    /// The device is gone (unpaired, removed on the other side): its room, its home links, its
+    /// route and its sessions end.
+    private func forget(_ id: UUID, _ loop: Loop) {
+        loop.slots[id]?.pump.stop()
+        loop.slots[id] = nil
+        for link in loop.homeLinks.values where link.device?.id == id { link.connection.close() }
+        loop.routes[id] = nil
+        perform(loop.sessions.forget(id), loop)
+        loop.statusDirty = true
     }
 
     private func start(_ device: PairedDevice, _ loop: Loop) {
@@ -243,12 +254,7 @@ public final class HostAgent: Sendable {
         if case .roomCheck(let id, let tag, let established) = input {
             guard established == false, let slot = loop.slots[id], slot.tag == tag else { return }
             // The room lost its verifier: the device removed the pairing (or it expired).
-            slot.pump.stop()
-            for link in loop.homeLinks.values where link.device?.id == id { link.connection.close() }
-            loop.routes[id] = nil
-            perform(loop.sessions.forget(id), loop)
-            loop.slots[id] = nil
-            loop.statusDirty = true
+            forget(id, loop)
             return stopped(slot, .roomDeleted)
         }
         guard case .room(let id, let tag, let event) = input, let slot = loop.slots[id], slot.tag == tag else { return }
