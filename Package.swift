@@ -16,6 +16,8 @@ let package = Package(
         .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM refuses; the header is in /usr/include.
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
 
         // Linux calls Swift's Glibc module does not import (pipe2, eventfd, spawn closefrom).
         .target(name: "CSystem"),
@@ -52,8 +54,8 @@ let package = Package(
         .target(name: "WebWire", dependencies: ["HerdrCrypto", "PeerGateListener"]),
         // TLS over non-blocking sockets with OpenSSL 3, for event loops (server and client).
         .target(name: "TLS", dependencies: ["COpenSSL"]),
-        // What the relay keeps across restarts (rooms, verifiers, quotas, tickets): SQLite or memory.
-        .target(name: "RelayStorage", dependencies: ["CSQLite", "HerdrCrypto", "RelayProtocol"]),
+        // What the relay keeps across restarts (rooms, verifiers, quotas, tickets): SQLite, Redis or memory.
+        .target(name: "RelayStorage", dependencies: ["CSQLite", "CHiredis", "HerdrCrypto", "RelayProtocol"]),
         // herdr-relay's state machines (pure, injected clock) and its epoll I/O shell.
         .target(
             name: "RelayServer",

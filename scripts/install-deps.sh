@@ -10,6 +10,7 @@ apt_packages=(
   openssh-server openssh-client tmux    # real peers: sshd, ssh-keygen/ssh-keyscan, the multiplexer
   iproute2 procps                       # test network namespaces, ps
   libsqlite3-dev openssl                # herdr-relay's store (SQLite); throwaway TLS certificates for its tests
+  libhiredis-dev redis-server haproxy   # herdr-relay's shared store (Redis, through hiredis) and the nodes' router, for its tests
   systemd                               # systemd-analyze verify, for the shipped units
   python3 python3-pip                   # Python peers of the interop tests
 )

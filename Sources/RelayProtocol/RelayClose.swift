@@ -31,6 +31,8 @@ public struct RelayClose: Hashable, Sendable, CustomStringConvertible {
     // 1011
     public static let badState = RelayClose(code: 1011, reason: "bad state")
     public static let internalError = RelayClose(code: 1011, reason: "internal error")
+    /// Ours: the relay's shared store (Redis) cannot be reached; clients retry with backoff.
+    public static let storeUnavailable = RelayClose(code: 1011, reason: "store unavailable")
 }
 
 /// The `error` of a refused admission (`{"ok":false,"error":X}`), which is also the close reason.

@@ -38,7 +38,7 @@ public final class MemoryRelayStore: RelayStore {
     }
 
     public func addSecret(
-        _ kind: RelaySecretKind, digest: [UInt8], room name: String, expires: Int64, attachment: [UInt8]
+        _ kind: RelaySecretKind, digest: [UInt8], room name: String, expires: Int64, attachment: [UInt8], now: Int64
     ) throws(RelayStoreError) {
         secrets[SecretKey(kind: kind, digest: digest)] = Secret(room: name, expires: expires, attachment: attachment)
     }

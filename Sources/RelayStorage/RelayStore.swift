@@ -41,7 +41,13 @@ public enum RelaySecretKind: String, Sendable, CaseIterable {
 /// A storage failure, with the operation and the engine's message.
 public struct RelayStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public let message: String
-    public init(_ message: String) { self.message = message }
+    /// True when the store could not be reached at all (a networked store that is down), as
+    /// opposed to a store that answered with an error: the relay refuses with `store unavailable`.
+    public let isUnavailable: Bool
+    public init(_ message: String, unavailable: Bool = false) {
+        self.message = message
+        isUnavailable = unavailable
+    }
     public var description: String { message }
 }
 
@@ -64,8 +70,10 @@ public protocol RelayStore: AnyObject {
     func deleteRoom(named name: String) throws(RelayStoreError)
     /// Remembers a secret (by digest) bound to a room until `expires` (Unix seconds), with an
     /// optional attachment (e.g. the attest key id a ticket carries).
+    /// `now` is the caller's clock, from which a store that expires keys itself (Redis) sets the
+    /// key's lifetime.
     func addSecret(
-        _ kind: RelaySecretKind, digest: [UInt8], room name: String, expires: Int64, attachment: [UInt8]
+        _ kind: RelaySecretKind, digest: [UInt8], room name: String, expires: Int64, attachment: [UInt8], now: Int64
     ) throws(RelayStoreError)
     /// Single use: when an unexpired secret of this kind and digest is bound to this room, deletes
     /// it and returns its attachment; otherwise nil (and an expired match is deleted too).
@@ -83,4 +91,12 @@ public protocol RelayStore: AnyObject {
     func reap(now: Int64, idleBefore: Int64) throws(RelayStoreError) -> [String]
     /// How many rooms the store holds (for /metrics).
     func roomCount() throws(RelayStoreError) -> Int
+    /// Nil when the store can be used; otherwise why not (a networked store that is down). May
+    /// try to reach the store again, at most about once a second.
+    func checkHealth() -> String?
+}
+
+extension RelayStore {
+    /// A local store is always there: its failures are errors of one call, not an outage.
+    public func checkHealth() -> String? { nil }
 }

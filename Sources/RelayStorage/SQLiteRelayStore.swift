@@ -151,7 +151,7 @@ public final class SQLiteRelayStore: RelayStore {
     }
 
     public func addSecret(
-        _ kind: RelaySecretKind, digest: [UInt8], room name: String, expires: Int64, attachment: [UInt8]
+        _ kind: RelaySecretKind, digest: [UInt8], room name: String, expires: Int64, attachment: [UInt8], now: Int64
     ) throws(RelayStoreError) {
         try connection.execute(
             """

@@ -16,7 +16,7 @@ enum ServeCommand {
         discussion: """
             Every option can also come from the environment, with the original relay's names so its \
             env file works unchanged: RELAY_ORIGIN, RELAY_HOST and RELAY_PORT (or RELAY_LISTEN), \
-            RELAY_DB, RELAY_TLS_CERT, RELAY_TLS_KEY, RELAY_TRUST_PROXY=true, RELAY_TRUST_CLOUDFLARE=true, \
+            RELAY_DB (or RELAY_REDIS_URL), RELAY_TLS_CERT, RELAY_TLS_KEY, RELAY_TRUST_PROXY=true, RELAY_TRUST_CLOUDFLARE=true, \
             RELAY_TRUSTED_HOPS, RELAY_LOG=true, ATTEST_REQUIRED, and each limit's variable below. A flag \
             wins over its variable; an empty variable counts as unset; a value that cannot be parsed \
             stops the relay before it starts (exit 64).
@@ -30,6 +30,12 @@ enum ServeCommand {
 
             The relay logs no room names and no client addresses; event lines (a room established, \
             rooms reaped) only with --log (RELAY_LOG=true), failures always.
+
+            Several relay nodes behind one balancer share one Redis (--store redis://…): rooms, \
+            verifiers, tickets and quotas live there. A node that cannot reach Redis refuses new \
+            sockets and requests (503 `store unavailable`, or close 1011 `store unavailable`) while \
+            splices already running go on, reports 503 on /healthz, and recovers by itself when \
+            Redis is back. Put a password in RELAY_REDIS_URL rather than on the command line.
             """,
         options: [
             OptionSpec(
@@ -40,6 +46,11 @@ enum ServeCommand {
                 help: "The origin clients use, https://host[:port]; bound into every join signature (required)."),
             OptionSpec(
                 "db", valueName: "file", help: "SQLite database (default: $XDG_STATE_HOME/herdr-relay/relay.sqlite)."),
+            OptionSpec(
+                "store", valueName: "url",
+                help:
+                    "Redis shared by several nodes instead: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///PATH[?db=N]."
+            ),
             OptionSpec("tls-cert", valueName: "file.pem", help: "Certificate chain (PEM) for TLS."),
             OptionSpec("tls-key", valueName: "file.pem", help: "Private key (PEM) for TLS."),
             OptionSpec(

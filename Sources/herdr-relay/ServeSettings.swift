@@ -16,6 +16,8 @@ struct ServeSettings: Sendable {
     var port: UInt16
     var origin: String
     var databasePath: String
+    /// The Redis every node of a cluster shares (`--store`, `RELAY_REDIS_URL`); nil: the SQLite file.
+    var redis: RedisAddress?
     var certificateFile: String?
     var keyFile: String?
     var clientAddress: ClientAddressSource
@@ -55,6 +57,7 @@ struct ServeSettings: Sendable {
             )
         }
         databasePath = value("db", "RELAY_DB") ?? Self.defaultDatabasePath(environment)
+        redis = try Self.redisAddress(arguments, variable)
         certificateFile = value("tls-cert", "RELAY_TLS_CERT")
         keyFile = value("tls-key", "RELAY_TLS_KEY")
         guard (certificateFile == nil) == (keyFile == nil) else {
@@ -127,6 +130,31 @@ struct ServeSettings: Sendable {
         return (host, port)
     }
 
+    /// `--store`, else `RELAY_REDIS_URL` unless `--db` was given; one store, never both.
+    private static func redisAddress(_ arguments: ParsedArguments, _ variable: (String) -> String?) throws(UsageError)
+        -> RedisAddress?
+    {
+        let text: String
+        if arguments.wasGiven("store"), let given = arguments.string("store") {
+            guard !arguments.wasGiven("db") else {
+                throw arguments.usageError("--db (SQLite) and --store (Redis) name two stores: give one")
+            }
+            text = given
+        } else if !arguments.wasGiven("db"), let given = variable("RELAY_REDIS_URL") {
+            guard variable("RELAY_DB") == nil else {
+                throw arguments.usageError("RELAY_DB and RELAY_REDIS_URL are both set: keep one")
+            }
+            text = given
+        } else {
+            return nil
+        }
+        do throws(RelayStoreError) {
+            return try RedisAddress(url: text)
+        } catch {
+            throw arguments.usageError("--store (RELAY_REDIS_URL): \(error.message)")
+        }
+    }
+
     /// The relay's configuration: the origin, attestation and every limit given.
     var configuration: RelayConfiguration {
         var configuration = RelayConfiguration(origin: origin, attestationRequired: attestationRequired)
@@ -187,15 +215,21 @@ struct ServeSettings: Sendable {
                 return .failure
             }
         }
-        Self.createDatabaseDirectory(for: databasePath)
+        if redis == nil { Self.createDatabaseDirectory(for: databasePath) }
         let path = databasePath
+        let redis = redis
         let frozen = configuration
         var options = RelayServer.Options(bindAddress: bindAddress, port: port, tls: tls)
         options.clientAddress = clientAddress
         let server: RelayServer
         do {
             server = try RelayServer(options: options) {
-                let store: any RelayStore = try SQLiteRelayStore(path: path)
+                let store: any RelayStore =
+                    if let redis {
+                        try RedisRelayStore(address: redis, idleLifetime: frozen.idleRoomLifetime)
+                    } else {
+                        try SQLiteRelayStore(path: path)
+                    }
                 return RelayCore(configuration: frozen, store: store, clock: SystemRelayClock(), log: coreLog)
             }
         } catch {
@@ -209,7 +243,7 @@ struct ServeSettings: Sendable {
         }
         let limitText = limits.map { " \($0.setting.variable)=\($0.value)" }.joined()
         log(
-            "origin \(origin); attestation \(attestationRequired ? "required (no verifier built in: phones cannot pair; ATTEST_REQUIRED=false for a self-hosted relay)" : "off (ATTEST_REQUIRED=false)"); store \(path)\(tls == nil ? "; plain WebSocket" : "; TLS")\(clientAddress.logText); event log \(logsEvents ? "on" : "off")\(limits.isEmpty ? "" : ";" + limitText)"
+            "origin \(origin); attestation \(attestationRequired ? "required (no verifier built in: phones cannot pair; ATTEST_REQUIRED=false for a self-hosted relay)" : "off (ATTEST_REQUIRED=false)"); store \(redis.map(\.description) ?? path)\(tls == nil ? "; plain WebSocket" : "; TLS")\(clientAddress.logText); event log \(logsEvents ? "on" : "off")\(limits.isEmpty ? "" : ";" + limitText)"
         )
         let scheme = tls == nil ? "ws" : "wss"
         let host = bindAddress.contains(":") ? "[\(bindAddress)]" : bindAddress

@@ -79,6 +79,8 @@ import Testing
         (["RELAY_HOST": "relay.example"], "RELAY_HOST must be a numeric address"),
         (["RELAY_LISTEN": "127.0.0.1:0", "RELAY_HOST": "127.0.0.1"], "RELAY_LISTEN and RELAY_HOST/RELAY_PORT"),
         (["RELAY_ORIGIN": "https://relay.test/path"], "--origin must be https://"),
+        (["RELAY_REDIS_URL": "redis://127.0.0.1"], "RELAY_DB and RELAY_REDIS_URL are both set: keep one"),
+        (["RELAY_DB": "", "RELAY_REDIS_URL": "redis://127.0.0.1:0"], "--store (RELAY_REDIS_URL): Redis URL port"),
     ])
     func anUnparseableValueIsAUsageError(variables: [String: String], message: String) throws {
         var environment = ProcessInfo.processInfo.environment

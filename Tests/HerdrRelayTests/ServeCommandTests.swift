@@ -34,6 +34,14 @@ import Testing
             ["serve", "--origin", "https://relay.test", "--tls-cert", "/nonexistent.pem"],
             "--tls-cert and --tls-key go together"
         ),
+        (
+            ["serve", "--origin", "https://relay.test", "--db", "/tmp/x.sqlite", "--store", "redis://127.0.0.1"],
+            "--db (SQLite) and --store (Redis) name two stores: give one"
+        ),
+        (
+            ["serve", "--origin", "https://relay.test", "--store", "rediss://127.0.0.1"],
+            "--store (RELAY_REDIS_URL): Redis URL must start with redis:// or unix://"
+        ),
     ])
     func usageErrorsExit64WithAClearMessage(arguments: [String], message: String) throws {
         let result = try ProcessRunner.run(RelayProcess.executable, arguments, timeout: 20)
@@ -100,6 +108,25 @@ import Testing
         // The database survived with mode 0600.
         var info = stat()
         #expect(stat(database, &info) == 0 && info.st_mode & 0o777 == 0o600)
+    }
+
+    /// `--store` puts the relay on a Redis: the log names it (never a password), and a Redis that
+    /// cannot be reached at start stops the relay with exit 69 saying where it looked.
+    @Test func redisStoreIsNamedAndAnUnreachableOneStopsTheStart() throws {
+        let redis = try RedisServer()
+        let relay = try RelayProcess(
+            ["--origin", Self.origin, "--listen", "127.0.0.1:0", "--store", redis.url()],
+            environment: ["ATTEST_REQUIRED": "false"])
+        #expect(relay.terminate() == 0)
+        #expect(relay.stderrText().contains("store \(redis.url())"))
+        redis.stop()
+        let result = try ProcessRunner.run(
+            RelayProcess.executable,
+            ["serve", "--origin", Self.origin, "--listen", "127.0.0.1:0", "--store", redis.url()],
+            environment: ProcessInfo.processInfo.environment.merging(["ATTEST_REQUIRED": "false"]) { $1 },
+            timeout: 20)
+        #expect(result.status == 69, "\(result.stderr)")
+        #expect(result.stderr.contains("Redis at \(redis.url()) is unreachable"), "\(result.stderr)")
     }
 
     /// Without `ATTEST_REQUIRED=false` (exactly), attestation is required and the log says phones

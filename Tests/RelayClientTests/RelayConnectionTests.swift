@@ -361,18 +361,4 @@ struct RelayConnectionTests {
         #expect(next == [Int](repeating: perSender, count: senders))
         #expect(failures.withLock { $0 } == 0)
     }
-
-    /// 1 byte and 256 KiB, each way, intact.
-    private func checkSplice(_ mac: RelayConnection, _ phone: RelayConnection) throws {
-        let small = [UInt8(0x5a)]
-        let large = SecureRandom.bytes(RelayLimits.frameSize)
-        try mac.send(small)
-        #expect(try expectMessage(phone) == small)
-        try phone.send(small)
-        #expect(try expectMessage(mac) == small)
-        try mac.send(large)
-        #expect(try expectMessage(phone) == large)
-        try phone.send(large)
-        #expect(try expectMessage(mac) == large)
-    }
 }

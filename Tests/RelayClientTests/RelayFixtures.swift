@@ -21,14 +21,19 @@ final class TestRelay {
     let usesTLS: Bool
 
     init(
-        port: UInt16 = 0, attestationRequired: Bool = false, databasePath: String? = nil, tls: TLSContext? = nil,
-        configure: @Sendable (inout RelayConfiguration) -> Void = { _ in }
+        port: UInt16 = 0, attestationRequired: Bool = false, databasePath: String? = nil, redisURL: String? = nil,
+        tls: TLSContext? = nil, configure: @Sendable (inout RelayConfiguration) -> Void = { _ in }
     ) throws {
         var configuration = RelayConfiguration(origin: testOrigin, attestationRequired: attestationRequired)
         configure(&configuration)
         let frozen = configuration
         server = try RelayServer(options: RelayServer.Options(bindAddress: "127.0.0.1", port: port, tls: tls)) {
-            let store: any RelayStore = try databasePath.map { try SQLiteRelayStore(path: $0) } ?? MemoryRelayStore()
+            let store: any RelayStore =
+                if let redisURL {
+                    try RedisRelayStore(address: RedisAddress(url: redisURL))
+                } else {
+                    try databasePath.map { try SQLiteRelayStore(path: $0) } ?? MemoryRelayStore()
+                }
             return RelayCore(configuration: frozen, store: store, clock: SystemRelayClock())
         }
         self.port = server.port
@@ -46,6 +51,20 @@ final class TestRelay {
     }
 
     var http: RelayHTTPClient { RelayHTTPClient(endpoint: endpoint, timeout: 5) }
+}
+
+/// 1 byte and 256 KiB, each way, intact.
+func checkSplice(_ mac: RelayConnection, _ phone: RelayConnection) throws {
+    let small = [UInt8(0x5a)]
+    let large = SecureRandom.bytes(RelayLimits.frameSize)
+    try mac.send(small)
+    #expect(try expectMessage(phone) == small)
+    try phone.send(small)
+    #expect(try expectMessage(mac) == small)
+    try mac.send(large)
+    #expect(try expectMessage(phone) == large)
+    try phone.send(large)
+    #expect(try expectMessage(mac) == large)
 }
 
 func randomRoom() -> String { Hex.encode(SecureRandom.bytes(32)) }

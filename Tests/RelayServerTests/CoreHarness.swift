@@ -62,7 +62,7 @@ struct HTTPAnswer {
 /// recorded per connection (texts sent, close, drop, pings).
 final class CoreHarness {
     let clock = ManualRelayClock()
-    let store: MemoryRelayStore
+    let store: any RelayStore
     let core: RelayCore
     var texts: [ConnectionID: [String]] = [:]
     var closes: [ConnectionID: RelayClose] = [:]
@@ -73,7 +73,7 @@ final class CoreHarness {
     var history: [RelayAction] = []
 
     init(
-        attestationRequired: Bool = false, store: MemoryRelayStore = MemoryRelayStore(),
+        attestationRequired: Bool = false, store: any RelayStore = MemoryRelayStore(),
         configure: (inout RelayConfiguration) -> Void = { _ in }
     ) {
         var configuration = RelayConfiguration(origin: testOrigin, attestationRequired: attestationRequired)

@@ -2,10 +2,12 @@ import RelayStorage
 import TestSupport
 import Testing
 
-/// A store under test, and the directory its file lives in (kept alive as long as the store).
+/// A store under test, and the directory its file lives in or the Redis server it talks to
+/// (kept alive as long as the fixture).
 struct StoreFixture {
     let store: any RelayStore
     let directory: TemporaryDirectory?
+    var server: RedisServer? = nil
 }
 
 /// The stores every semantic test runs against.
@@ -13,6 +15,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case memory
     case sqliteFile
     case sqliteInMemory
+    case redis
 
     var testDescription: String { rawValue }
 
@@ -26,6 +29,11 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
                 store: try SQLiteRelayStore(path: directory.file("relay.db").path), directory: directory)
         case .sqliteInMemory:
             return StoreFixture(store: try SQLiteRelayStore(path: ":memory:"), directory: nil)
+        case .redis:
+            let server = try RedisServer()
+            return StoreFixture(
+                store: try RedisRelayStore(address: try RedisAddress(url: server.url())), directory: nil,
+                server: server)
         }
     }
 }
@@ -40,7 +48,9 @@ let roomC = String(repeating: "c", count: 64)
 @Suite struct RelayStoreSemanticsTests {
     @Test(arguments: StoreKind.allCases)
     func registerOnceThenRefused(kind: StoreKind) throws {
-        let store = try kind.make().store
+        let fixture = try kind.make()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         let first = [UInt8](repeating: 1, count: 32)
         #expect(try store.registerVerifier(first, room: roomA, now: 1000))
         #expect(try store.room(named: roomA) == RoomRecord(name: roomA, verifier: first, lastActivity: 1000))
@@ -51,7 +61,9 @@ let roomC = String(repeating: "c", count: 64)
 
     @Test(arguments: StoreKind.allCases)
     func registerOnPairingRoomKeepsQuota(kind: StoreKind) throws {
-        let store = try kind.make().store
+        let fixture = try kind.make()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         try store.save(RoomRecord(name: roomA, lastActivity: 10, quotaWindowStart: 5, quotaBytes: 77))
         let verifier = [UInt8](repeating: 9, count: 32)
         #expect(try store.registerVerifier(verifier, room: roomA, now: 20))
@@ -62,9 +74,11 @@ let roomC = String(repeating: "c", count: 64)
 
     @Test(arguments: StoreKind.allCases)
     func secretsAreSingleUse(kind: StoreKind) throws {
-        let store = try kind.make().store
-        try store.addSecret(.ticket, digest: digest(1), room: roomA, expires: 500, attachment: [7, 8, 9])
-        try store.addSecret(.challenge, digest: digest(2), room: roomA, expires: 500, attachment: [])
+        let fixture = try kind.make()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        try store.addSecret(.ticket, digest: digest(1), room: roomA, expires: 500, attachment: [7, 8, 9], now: 0)
+        try store.addSecret(.challenge, digest: digest(2), room: roomA, expires: 500, attachment: [], now: 0)
         #expect(try store.takeSecret(.ticket, digest: digest(1), room: roomA, now: 100) == [7, 8, 9])
         #expect(try store.takeSecret(.ticket, digest: digest(1), room: roomA, now: 100) == nil)
         // An empty attachment comes back empty, not as a miss.
@@ -74,8 +88,10 @@ let roomC = String(repeating: "c", count: 64)
 
     @Test(arguments: StoreKind.allCases)
     func wrongRoomKindOrDigestLeavesTheSecret(kind: StoreKind) throws {
-        let store = try kind.make().store
-        try store.addSecret(.registrationToken, digest: digest(3), room: roomA, expires: 500, attachment: [1])
+        let fixture = try kind.make()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        try store.addSecret(.registrationToken, digest: digest(3), room: roomA, expires: 500, attachment: [1], now: 0)
         #expect(try store.takeSecret(.registrationToken, digest: digest(3), room: roomB, now: 100) == nil)
         #expect(try store.takeSecret(.ticket, digest: digest(3), room: roomA, now: 100) == nil)
         #expect(try store.takeSecret(.challenge, digest: digest(3), room: roomA, now: 100) == nil)
@@ -87,9 +103,11 @@ let roomC = String(repeating: "c", count: 64)
     /// A secret is valid while `now < expires`: at its `expires` second it is expired (and a take deletes it).
     @Test(arguments: StoreKind.allCases)
     func expiryBoundary(kind: StoreKind) throws {
-        let store = try kind.make().store
-        try store.addSecret(.ticket, digest: digest(1), room: roomA, expires: 300, attachment: [1])
-        try store.addSecret(.ticket, digest: digest(2), room: roomA, expires: 300, attachment: [2])
+        let fixture = try kind.make()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        try store.addSecret(.ticket, digest: digest(1), room: roomA, expires: 300, attachment: [1], now: 0)
+        try store.addSecret(.ticket, digest: digest(2), room: roomA, expires: 300, attachment: [2], now: 0)
         #expect(try store.takeSecret(.ticket, digest: digest(1), room: roomA, now: 299) == [1])
         #expect(try store.takeSecret(.ticket, digest: digest(2), room: roomA, now: 300) == nil)
         // The expired match was deleted, not left for an earlier clock to find.
@@ -98,12 +116,14 @@ let roomC = String(repeating: "c", count: 64)
 
     @Test(arguments: StoreKind.allCases)
     func countExcludesExpiredAndOtherRoomsAndKinds(kind: StoreKind) throws {
-        let store = try kind.make().store
+        let fixture = try kind.make()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         for (byte, expires) in [(UInt8(1), Int64(100)), (2, 200), (3, 300)] {
-            try store.addSecret(.challenge, digest: digest(byte), room: roomA, expires: expires, attachment: [])
+            try store.addSecret(.challenge, digest: digest(byte), room: roomA, expires: expires, attachment: [], now: 0)
         }
-        try store.addSecret(.challenge, digest: digest(4), room: roomB, expires: 1000, attachment: [])
-        try store.addSecret(.ticket, digest: digest(5), room: roomA, expires: 1000, attachment: [])
+        try store.addSecret(.challenge, digest: digest(4), room: roomB, expires: 1000, attachment: [], now: 0)
+        try store.addSecret(.ticket, digest: digest(5), room: roomA, expires: 1000, attachment: [], now: 0)
         #expect(try store.countSecrets(.challenge, room: roomA, now: 99) == 3)
         #expect(try store.countSecrets(.challenge, room: roomA, now: 100) == 2)
         #expect(try store.countSecrets(.challenge, room: roomA, now: 250) == 1)
@@ -115,12 +135,14 @@ let roomC = String(repeating: "c", count: 64)
 
     @Test(arguments: StoreKind.allCases)
     func deleteRoomRemovesItsSecrets(kind: StoreKind) throws {
-        let store = try kind.make().store
+        let fixture = try kind.make()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         #expect(try store.registerVerifier([1], room: roomA, now: 10))
         #expect(try store.registerVerifier([2], room: roomB, now: 10))
-        try store.addSecret(.ticket, digest: digest(1), room: roomA, expires: 500, attachment: [])
-        try store.addSecret(.challenge, digest: digest(2), room: roomA, expires: 500, attachment: [])
-        try store.addSecret(.ticket, digest: digest(3), room: roomB, expires: 500, attachment: [3])
+        try store.addSecret(.ticket, digest: digest(1), room: roomA, expires: 500, attachment: [], now: 0)
+        try store.addSecret(.challenge, digest: digest(2), room: roomA, expires: 500, attachment: [], now: 0)
+        try store.addSecret(.ticket, digest: digest(3), room: roomB, expires: 500, attachment: [3], now: 0)
         try store.deleteRoom(named: roomA)
         try store.deleteRoom(named: roomC)  // Absent: not an error.
         #expect(try store.room(named: roomA) == nil)
@@ -135,14 +157,16 @@ let roomC = String(repeating: "c", count: 64)
     /// A room is reaped when `lastActivity < idleBefore`, with all its secrets; expired secrets go too.
     @Test(arguments: StoreKind.allCases)
     func reapBothSidesOfIdleBefore(kind: StoreKind) throws {
-        let store = try kind.make().store
+        let fixture = try kind.make()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         try store.save(RoomRecord(name: roomC, lastActivity: 99))
         try store.save(RoomRecord(name: roomA, lastActivity: 98))
         try store.save(RoomRecord(name: roomB, lastActivity: 100))
-        try store.addSecret(.challenge, digest: digest(1), room: roomA, expires: 10_000, attachment: [])
-        try store.addSecret(.challenge, digest: digest(2), room: roomB, expires: 10_000, attachment: [])
-        try store.addSecret(.challenge, digest: digest(3), room: roomB, expires: 500, attachment: [])
-        try store.addSecret(.ticket, digest: digest(4), room: roomB, expires: 499, attachment: [])
+        try store.addSecret(.challenge, digest: digest(1), room: roomA, expires: 10_000, attachment: [], now: 0)
+        try store.addSecret(.challenge, digest: digest(2), room: roomB, expires: 10_000, attachment: [], now: 0)
+        try store.addSecret(.challenge, digest: digest(3), room: roomB, expires: 500, attachment: [], now: 0)
+        try store.addSecret(.ticket, digest: digest(4), room: roomB, expires: 499, attachment: [], now: 0)
         #expect(try store.reap(now: 500, idleBefore: 100) == [roomA, roomC])
         #expect(try store.room(named: roomB) == RoomRecord(name: roomB, lastActivity: 100))
         #expect(try store.roomCount() == 1)
@@ -156,7 +180,9 @@ let roomC = String(repeating: "c", count: 64)
 
     @Test(arguments: StoreKind.allCases)
     func saveAndReadBack(kind: StoreKind) throws {
-        let store = try kind.make().store
+        let fixture = try kind.make()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
         #expect(try store.room(named: roomA) == nil)
         let record = RoomRecord(
             name: roomA, verifier: Array(0..<32), lastActivity: 1_700_000_000, quotaWindowStart: 1_699_990_000,
@@ -177,8 +203,10 @@ let roomC = String(repeating: "c", count: 64)
 
     @Test(arguments: StoreKind.allCases)
     func peekLeavesTheSecretInPlace(kind: StoreKind) throws {
-        let store = try kind.make().store
-        try store.addSecret(.ticket, digest: digest(7), room: roomA, expires: 100, attachment: [1, 2])
+        let fixture = try kind.make()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        try store.addSecret(.ticket, digest: digest(7), room: roomA, expires: 100, attachment: [1, 2], now: 0)
         #expect(try store.peekSecret(.ticket, digest: digest(7), room: roomA, now: 99) == [1, 2])
         #expect(try store.peekSecret(.ticket, digest: digest(7), room: roomA, now: 99) == [1, 2])
         #expect(try store.peekSecret(.ticket, digest: digest(7), room: roomB, now: 99) == nil)

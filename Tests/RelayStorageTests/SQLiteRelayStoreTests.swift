@@ -27,7 +27,7 @@ import Testing
             let store = try SQLiteRelayStore(path: path)
             #expect(try store.registerVerifier(verifier, room: roomA, now: 10))
             try store.save(RoomRecord(name: roomB, lastActivity: 20, quotaWindowStart: 3, quotaBytes: 4))
-            try store.addSecret(.ticket, digest: digest(1), room: roomA, expires: 100, attachment: [42])
+            try store.addSecret(.ticket, digest: digest(1), room: roomA, expires: 100, attachment: [42], now: 0)
         }
         let store = try SQLiteRelayStore(path: path)
         #expect(try store.room(named: roomA) == RoomRecord(name: roomA, verifier: verifier, lastActivity: 10))

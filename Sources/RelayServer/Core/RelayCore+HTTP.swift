@@ -55,7 +55,8 @@ extension RelayCore {
         switch (head.method, path) {
         case (_, "/healthz"):
             guard head.method == "GET" || head.method == "HEAD" else { return methodNotAllowed("GET, HEAD") }
-            return RelayHTTP.ok()
+            // A node that cannot reach its store cannot admit anyone: a balancer should skip it.
+            return checkStore() == nil ? RelayHTTP.ok() : RelayHTTP.plain(503, "store unavailable")
         case (_, "/metrics"):
             guard local else { return RelayHTTP.plain(403, "forbidden") }
             guard head.method == "GET" else { return methodNotAllowed("GET") }
@@ -63,19 +64,29 @@ extension RelayCore {
             return HTTPResponse(
                 status: 200, reason: "OK", contentType: "text/plain; version=0.0.4",
                 body: Array(
-                    metrics.render(openConnections: connections.count, activeRooms: rooms.count, storedRooms: stored)
-                        .utf8))
+                    metrics.render(
+                        openConnections: connections.count, activeRooms: rooms.count, storedRooms: stored,
+                        storeUp: storeOutage == nil
+                    )
+                    .utf8))
         case ("POST", "/attest/challenge"), ("POST", "/attest"), ("POST", "/register"), ("POST", "/delete"):
             // The gate passed, so there is exactly one well-formed room header.
             guard let room = roomName(in: head) else { return RelayHTTP.plain(400, "bad room") }
+            if storeOutage != nil, checkStore() != nil { return RelayHTTP.plain(503, "store unavailable") }
             do {
+                let response: HTTPResponse
                 switch path {
-                case "/attest/challenge": return try attestChallenge(room: room)
-                case "/attest": return try attest(room: room, body: body)
-                case "/register": return try register(room: room, body: body)
-                default: return try delete(room: room, body: body)
+                case "/attest/challenge": response = try attestChallenge(room: room)
+                case "/attest": response = try attest(room: room, body: body)
+                case "/register": response = try register(room: room, body: body)
+                default: response = try delete(room: room, body: body)
                 }
+                return response
             } catch {
+                if error.isUnavailable {
+                    noteStoreOutage(error)
+                    return RelayHTTP.plain(503, "store unavailable")
+                }
                 log(.failure, "store error on \(path): \(error)")
                 return RelayHTTP.plain(500, "internal error")
             }
@@ -111,7 +122,7 @@ extension RelayCore {
         let challenge = random(RelayLimits.nonceSize)
         try store.addSecret(
             .challenge, digest: SHA256.hash(challenge), room: room, expires: now + configuration.secretLifetime,
-            attachment: [])
+            attachment: [], now: now)
         return RelayHTTP.ok([("challenge", Data(challenge).base64EncodedString())])
     }
 
@@ -143,7 +154,7 @@ extension RelayCore {
             let ticket = random(RelayLimits.tokenSize)
             try store.addSecret(
                 .ticket, digest: SHA256.hash(ticket), room: room, expires: now + configuration.secretLifetime,
-                attachment: keyID)
+                attachment: keyID, now: now)
             return RelayHTTP.ok([("ticket", Data(ticket).base64EncodedString())])
         }
     }

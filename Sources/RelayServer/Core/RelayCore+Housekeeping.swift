@@ -6,6 +6,8 @@ extension RelayCore {
     public func tick() {
         let now = clock.milliseconds
         expirePending(now: now)
+        // A store that was unreachable is asked again (at most about once a second by the store).
+        if storeOutage != nil { checkStore() }
         if now >= nextPingRound {
             nextPingRound = now + configuration.pingInterval
             pingRound()
@@ -89,7 +91,11 @@ extension RelayCore {
             }
             if !reaped.isEmpty { log(.event, "reaped \(reaped.count) idle room(s)") }
         } catch {
-            log(.failure, "store error while reaping: \(error)")
+            if error.isUnavailable {
+                noteStoreOutage(error)
+            } else {
+                log(.failure, "store error while reaping: \(error)")
+            }
         }
         exhaustedPairingRooms = exhaustedPairingRooms.filter { now - $0.value.windowStart < RoomState.quotaWindow }
         let nowMilliseconds = clock.milliseconds

@@ -29,6 +29,9 @@ public final class RelayCore {
     var nextPingRound: Int64
     var nextMaintenance: Int64
     var metrics = RelayMetrics()
+    /// Why the store cannot be reached, since the last call that found it so; nil while it can.
+    /// New admissions and HTTP calls are refused meanwhile; splices already running go on.
+    public internal(set) var storeOutage: String?
     private var actions: [RelayAction] = []
 
     func appendAction(_ action: RelayAction) { actions.append(action) }
@@ -85,6 +88,7 @@ public final class RelayCore {
         if let name = roomName(in: head), rooms[name] == nil, rooms.count >= configuration.maximumRooms {
             return refuseHTTP(RelayHTTP.plain(503, "capacity"))
         }
+        if storeOutage != nil && checkStore() != nil { return refuseHTTP(RelayHTTP.plain(503, "store unavailable")) }
         return nil
     }
 
@@ -204,6 +208,16 @@ public final class RelayCore {
     private func admit(_ connection: ConnectionRecord, hello: RelayHello, nonce: [UInt8], proofText: String) {
         let room = connection.room
         let role = hello.role
+        // A room whose record could not be read is neither pairing nor established: read it
+        // again, and refuse while the store cannot say.
+        if room.recordUnknown {
+            do {
+                room.adopt(try store.room(named: room.name))
+                noteStoreAnswered()
+            } catch {
+                return fail(connection, error)
+            }
+        }
         guard
             room.proofs.admit(
                 at: clock.milliseconds, limit: configuration.proofsPerWindow, length: configuration.proofWindow)
@@ -283,7 +297,8 @@ public final class RelayCore {
             do {
                 try store.addSecret(
                     .registrationToken, digest: SHA256.hash(minted), room: room.name,
-                    expires: clock.unixSeconds + configuration.secretLifetime, attachment: attestedKey)
+                    expires: clock.unixSeconds + configuration.secretLifetime, attachment: attestedKey,
+                    now: clock.unixSeconds)
             } catch {
                 return fail(connection, error)
             }
@@ -306,10 +321,39 @@ public final class RelayCore {
         close(connection, .refused(error))
     }
 
-    /// A store failure during admission: close 1011 `internal error`, log without names.
+    /// A store failure during admission: close 1011 `internal error` (`store unavailable` when
+    /// the store cannot be reached), log without names.
     func fail(_ connection: ConnectionRecord, _ error: any Error) {
+        if let error = error as? RelayStoreError, error.isUnavailable {
+            noteStoreOutage(error)
+            return close(connection, .storeUnavailable)
+        }
         log(.failure, "store error during admission: \(error)")
         close(connection, .internalError)
+    }
+
+    /// The store could not be reached: logged once per outage.
+    func noteStoreOutage(_ error: RelayStoreError) {
+        if storeOutage == nil { log(.failure, "store unavailable: \(error.message)") }
+        storeOutage = error.message
+    }
+
+    /// The store answered: an outage, if any, is over.
+    func noteStoreAnswered() {
+        guard let outage = storeOutage else { return }
+        storeOutage = nil
+        log(.event, "store reachable again (it was: \(outage))")
+    }
+
+    /// Asks the store whether it can be reached (a networked store pings), and records the answer.
+    @discardableResult
+    public func checkStore() -> String? {
+        if let problem = store.checkHealth() {
+            noteStoreOutage(RelayStoreError(problem, unavailable: true))
+        } else {
+            noteStoreAnswered()
+        }
+        return storeOutage
     }
 
     // MARK: - Closing
@@ -364,14 +408,20 @@ public final class RelayCore {
     /// The room in memory, loading its record from the store on first touch.
     func roomState(_ name: String) -> RoomState {
         if let room = rooms[name] { return room }
-        let record: RoomRecord?
+        var record: RoomRecord?
+        var unknown = false
         do {
             record = try store.room(named: name)
         } catch {
-            log(.failure, "store error loading a room: \(error)")
-            record = nil
+            if error.isUnavailable {
+                noteStoreOutage(error)
+            } else {
+                log(.failure, "store error loading a room: \(error)")
+            }
+            unknown = true
         }
         let room = RoomState(name: name, record: record)
+        room.recordUnknown = unknown
         if record == nil, let quota = exhaustedPairingRooms[name] {
             room.quotaWindowStart = quota.windowStart
             room.quotaBytes = quota.bytes
@@ -405,7 +455,11 @@ public final class RelayCore {
             room.record = record
             room.quotaDirty = false
         } catch {
-            log(.failure, "store error saving activity: \(error)")
+            if error.isUnavailable {
+                noteStoreOutage(error)
+            } else {
+                log(.failure, "store error saving activity: \(error)")
+            }
         }
     }
 
@@ -418,7 +472,11 @@ public final class RelayCore {
             room.record = record
             room.quotaDirty = false
         } catch {
-            log(.failure, "store error saving a quota: \(error)")
+            if error.isUnavailable {
+                noteStoreOutage(error)
+            } else {
+                log(.failure, "store error saving a quota: \(error)")
+            }
         }
     }
 

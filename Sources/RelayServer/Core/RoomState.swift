@@ -52,9 +52,19 @@ final class RoomState {
     var quotaBytes: Int64 = 0
     var quotaDirty = false
 
+    /// True when the store could not be read as the room came into memory: whether it is
+    /// established is unknown, and no socket is admitted until a read succeeds.
+    var recordUnknown = false
+
     init(name: String, record: RoomRecord?) {
         self.name = name
+        adopt(record)
+    }
+
+    /// Takes the stored record (and its quota) as the room's.
+    func adopt(_ record: RoomRecord?) {
         self.record = record
+        recordUnknown = false
         if let record {
             quotaWindowStart = record.quotaWindowStart
             quotaBytes = record.quotaBytes

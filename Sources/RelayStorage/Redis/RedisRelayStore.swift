@@ -1,0 +1,257 @@
+import Glibc
+import HerdrCrypto
+
+/// The relay's store in Redis, shared by every relay node that points at the same server and
+/// database: same semantics as `SQLiteRelayStore` (the same contract tests run on both).
+///
+/// Keys, under `keyPrefix` (default `herdr-relay:`):
+/// - `room:NAME`, a hash (`v` verifier, `a` last activity, `qs`/`qb` quota window and bytes),
+///   living `idleLifetime` plus a day past its last write, and `rooms`, a sorted set of names by
+///   last activity, which `reap` reads;
+/// - `secret:KIND:HEX`, a hash (`room`, `exp`, `att`) living until its expiry, `secrets:NAME:KIND`,
+///   a sorted set of the room's digests by expiry, and `expiry`, every secret by expiry.
+///
+/// Every change that reads before it writes (first-`V`-only registration, single-use secrets,
+/// deleting a room with its secrets, reaping) is one Lua script, so atomic across nodes. Secrets
+/// are stored by SHA-256 digest only, as in every store.
+///
+/// When Redis cannot be reached (refused, timed out, restarting) every call throws an
+/// `unavailable` error at once; the store tries to connect again at most once a second, so a
+/// Redis that comes back is used again without a restart. Not thread-safe: one owner.
+public final class RedisRelayStore: RelayStore {
+    public let address: RedisAddress
+    private let keyPrefix: String
+    private let idleLifetime: Int64
+    private let timeoutMilliseconds: Int
+    private let retryMilliseconds: Int64
+    private var connection: RedisConnection?
+    private var scriptDigests: [Script: [UInt8]] = [:]
+    private var outage: String?
+    private var lastAttempt: Int64?
+
+    /// Connects now: a URL that names no reachable Redis, a wrong password or a database Redis does
+    /// not have fails here, with what Redis said.
+    /// - Parameters:
+    ///   - idleLifetime: seconds a room lives without activity (the relay's idle TTL); its key
+    ///     lives a day longer, so the relay's own reap is what removes it.
+    ///   - timeoutMilliseconds: the longest a connect, a read or a write may take.
+    public init(
+        address: RedisAddress, idleLifetime: Int64 = 30 * 86_400, keyPrefix: String = "herdr-relay:",
+        timeoutMilliseconds: Int = 500, retryMilliseconds: Int64 = 1000
+    ) throws(RelayStoreError) {
+        self.address = address
+        self.keyPrefix = keyPrefix
+        self.idleLifetime = idleLifetime
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.retryMilliseconds = retryMilliseconds
+        _ = try live()
+    }
+
+    // MARK: - The contract
+
+    public func room(named name: String) throws(RelayStoreError) -> RoomRecord? {
+        let reply = try run(["HMGET", key("room:", name), "v", "a", "qs", "qb"], "room")
+        guard case .array(let fields) = reply, fields.count == 4 else { throw unexpected(reply, "room") }
+        guard case .string = fields[1] else { return nil }  // no such hash
+        var verifier: [UInt8]?
+        if case .string(let bytes) = fields[0] { verifier = bytes }
+        return RoomRecord(
+            name: name, verifier: verifier, lastActivity: try integer(fields[1], "room"),
+            quotaWindowStart: try integer(fields[2], "room"), quotaBytes: try integer(fields[3], "room"))
+    }
+
+    public func save(_ room: RoomRecord) throws(RelayStoreError) {
+        _ = try script(
+            .save,
+            [
+                room.name, room.verifier == nil ? "0" : "1", room.verifier ?? [], String(room.lastActivity),
+                String(room.quotaWindowStart), String(room.quotaBytes), String(roomTTL),
+            ], "save")
+    }
+
+    public func registerVerifier(_ verifier: [UInt8], room name: String, now: Int64) throws(RelayStoreError) -> Bool {
+        let reply = try script(.register, [name, verifier, String(now), String(roomTTL)], "registerVerifier")
+        return reply == .integer(1)
+    }
+
+    public func deleteRoom(named name: String) throws(RelayStoreError) {
+        _ = try script(.deleteRoom, [name], "deleteRoom")
+    }
+
+    public func addSecret(
+        _ kind: RelaySecretKind, digest: [UInt8], room name: String, expires: Int64, attachment: [UInt8], now: Int64
+    ) throws(RelayStoreError) {
+        // The key outlives its last valid second by one, then Redis drops it even if no relay reaps.
+        let ttl = max(1, expires - now + 1)
+        _ = try script(
+            .addSecret,
+            [kind.rawValue, Hex.encode(digest), name, String(expires), attachment, String(ttl), String(now)],
+            "addSecret")
+    }
+
+    public func takeSecret(_ kind: RelaySecretKind, digest: [UInt8], room name: String, now: Int64)
+        throws(RelayStoreError) -> [UInt8]?
+    {
+        let reply = try script(.takeSecret, [kind.rawValue, Hex.encode(digest), name, String(now)], "takeSecret")
+        switch reply {
+        case .null: return nil
+        case .array(let values) where values.count == 1:
+            guard case .string(let attachment) = values[0] else { return [] }
+            return attachment
+        default: throw unexpected(reply, "takeSecret")
+        }
+    }
+
+    public func peekSecret(_ kind: RelaySecretKind, digest: [UInt8], room name: String, now: Int64)
+        throws(RelayStoreError) -> [UInt8]?
+    {
+        let reply = try run(
+            ["HMGET", key("secret:", kind.rawValue, ":", Hex.encode(digest)), "room", "exp", "att"], "peekSecret")
+        guard case .array(let fields) = reply, fields.count == 3 else { throw unexpected(reply, "peekSecret") }
+        guard fields[0] == .string(Array(name.utf8)), now < (try integer(fields[1], "peekSecret")) else { return nil }
+        if case .string(let attachment) = fields[2] { return attachment }
+        return []
+    }
+
+    public func countSecrets(_ kind: RelaySecretKind, room name: String, now: Int64) throws(RelayStoreError) -> Int {
+        let reply = try run(["ZCOUNT", key("secrets:", name, ":", kind.rawValue), "(\(now)", "+inf"], "countSecrets")
+        return Int(try integer(reply, "countSecrets"))
+    }
+
+    public func reap(now: Int64, idleBefore: Int64) throws(RelayStoreError) -> [String] {
+        var names: [String] = []
+        // Bounded batches keep each script short (Redis runs one at a time); loop until done.
+        for _ in 0..<1000 {
+            let reply = try script(.reap, [String(now), String(idleBefore), String(Self.reapBatch)], "reap")
+            guard case .array(let values) = reply, values.count >= 1 else { throw unexpected(reply, "reap") }
+            for value in values.dropFirst() {
+                guard case .string(let bytes) = value else { throw unexpected(reply, "reap") }
+                names.append(String(decoding: bytes, as: UTF8.self))
+            }
+            guard try integer(values[0], "reap") == 1 else { break }
+        }
+        return names.sorted()
+    }
+
+    public func roomCount() throws(RelayStoreError) -> Int {
+        Int(try integer(try run(["ZCARD", key("rooms")], "roomCount"), "roomCount"))
+    }
+
+    public func checkHealth() -> String? {
+        do {
+            let reply = try run(["PING"], "PING")
+            return reply == .status("PONG") ? nil : "Redis at \(address) answered PING with \(reply.text)"
+        } catch {
+            return error.message
+        }
+    }
+
+    // MARK: - Connection
+
+    private static let reapBatch = 500
+
+    private var roomTTL: Int64 { idleLifetime + 86_400 }
+
+    private static func milliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+
+    /// The connection, connecting (and loading the scripts) when there is none and the last try is
+    /// at least `retryMilliseconds` old.
+    private func live() throws(RelayStoreError) -> RedisConnection {
+        if let connection, !connection.isBroken { return connection }
+        connection = nil
+        let now = Self.milliseconds()
+        if let lastAttempt, let outage, now - lastAttempt < retryMilliseconds {
+            throw RelayStoreError(outage, unavailable: true)
+        }
+        lastAttempt = now
+        do throws(RelayStoreError) {
+            let fresh = try RedisConnection(address: address, timeoutMilliseconds: timeoutMilliseconds)
+            for script in Script.allCases {
+                let reply = try fresh.command(["SCRIPT", "LOAD", script.source].map { Array($0.utf8) })
+                guard case .string(let digest) = reply else {
+                    throw RelayStoreError("Redis at \(address) refused SCRIPT LOAD: \(reply.text)", unavailable: true)
+                }
+                scriptDigests[script] = digest
+            }
+            connection = fresh
+            outage = nil
+            return fresh
+        } catch {
+            outage = error.message
+            throw RelayStoreError(error.message, unavailable: true)
+        }
+    }
+
+    /// One command. A lost connection, or Redis saying it cannot serve now (loading its data,
+    /// a read-only replica, out of memory), is an outage; any other error reply is an error.
+    private func run(_ arguments: [any RedisArgument], _ operation: String) throws(RelayStoreError) -> RedisReply {
+        let connection = try live()
+        let reply: RedisReply
+        do {
+            reply = try connection.command(arguments.map(\.redisBytes))
+        } catch {
+            outage = error.message
+            lastAttempt = Self.milliseconds()
+            throw error
+        }
+        if case .error(let message) = reply {
+            let text = "Redis at \(address) refused \(operation): \(message)"
+            let busy = ["LOADING", "READONLY", "MASTERDOWN", "OOM", "BUSY", "NOAUTH"].contains {
+                message.hasPrefix($0)
+            }
+            if busy {
+                self.connection = nil
+                outage = text
+                lastAttempt = Self.milliseconds()
+            }
+            throw RelayStoreError(text, unavailable: busy)
+        }
+        return reply
+    }
+
+    /// Runs a script by digest, loading it again if Redis lost it (`SCRIPT FLUSH`, a restart).
+    private func script(_ script: Script, _ arguments: [any RedisArgument], _ operation: String)
+        throws(RelayStoreError) -> RedisReply
+    {
+        _ = try live()
+        let tail: [any RedisArgument] = ["0", keyPrefix] + arguments
+        do {
+            return try run(["EVALSHA", scriptDigests[script] ?? []] + tail, operation)
+        } catch  where error.message.contains("NOSCRIPT") {
+            return try run(["EVAL", script.source] + tail, operation)
+        }
+    }
+
+    private func key(_ parts: String...) -> String { keyPrefix + parts.joined() }
+
+    private func integer(_ reply: RedisReply, _ operation: String) throws(RelayStoreError) -> Int64 {
+        switch reply {
+        case .integer(let value): return value
+        case .string(let bytes):
+            if let value = Int64(String(decoding: bytes, as: UTF8.self)) { return value }
+        default: break
+        }
+        throw unexpected(reply, operation)
+    }
+
+    private func unexpected(_ reply: RedisReply, _ operation: String) -> RelayStoreError {
+        RelayStoreError("Redis at \(address) gave \(operation) an unexpected reply: \(reply.text.prefix(200))")
+    }
+}
+
+/// What a Redis command argument can be: text or raw bytes.
+protocol RedisArgument {
+    var redisBytes: [UInt8] { get }
+}
+
+extension String: RedisArgument {
+    var redisBytes: [UInt8] { Array(utf8) }
+}
+
+extension Array: RedisArgument where Element == UInt8 {
+    var redisBytes: [UInt8] { self }
+}

@@ -1,0 +1,200 @@
+import Dispatch
+import Foundation
+import RelayStorage
+import Synchronization
+import TestSupport
+import Testing
+
+/// What only the Redis store has: several nodes on one server, outages, restarts, credentials.
+/// Every test starts its own `redis-server`; the shared contract is in RelayStoreSemanticsTests.
+@Suite struct RedisRelayStoreTests {
+    private func store(_ server: RedisServer, database: Int = 0, retry: Int64 = 0) throws -> RedisRelayStore {
+        try RedisRelayStore(address: RedisAddress(url: server.url(database: database)), retryMilliseconds: retry)
+    }
+
+    /// Two nodes register different verifiers into the same rooms at the same moment: each room
+    /// gets exactly one, the one whose registration said true.
+    @Test func twoNodesRaceForTheFirstVerifier() throws {
+        let server = try RedisServer()
+        let rooms = (0..<200).map { String(format: "%064x", $0) }
+        let url = server.url()
+        let wins = Mutex<[[Bool]]>([[], []])
+        // Each node's store is made and used on its own thread, as each relay node owns its own.
+        DispatchQueue.concurrentPerform(iterations: 2) { node in
+            guard let store = try? RedisRelayStore(address: RedisAddress(url: url)) else { return }
+            let verifier = [UInt8](repeating: UInt8(node + 1), count: 32)
+            let results = rooms.map { (try? store.registerVerifier(verifier, room: $0, now: 100)) ?? false }
+            wins.withLock { $0[node] = results }
+        }
+        let results = wins.withLock { $0 }
+        try #require(results.allSatisfy { $0.count == rooms.count })
+        let check = try store(server)
+        for (index, room) in rooms.enumerated() {
+            #expect(results[0][index] != results[1][index], "room \(index): exactly one registration wins")
+            let winner = results[0][index] ? 1 : 2
+            #expect(try check.room(named: room)?.verifier == [UInt8](repeating: UInt8(winner), count: 32))
+        }
+        #expect(try check.roomCount() == rooms.count)
+    }
+
+    /// A secret is single use across nodes: of two nodes taking the same tickets at once, one
+    /// gets each.
+    @Test func twoNodesTakeEachSecretOnce() throws {
+        let server = try RedisServer()
+        let first = try store(server)
+        let url = server.url()
+        let room = String(repeating: "d", count: 64)
+        for byte in 0..<200 {
+            try first.addSecret(
+                .ticket, digest: [UInt8](repeating: UInt8(byte), count: 32), room: room, expires: 1000,
+                attachment: [UInt8(byte)], now: 0)
+        }
+        let taken = Mutex<[[[UInt8]]]>([[], []])
+        DispatchQueue.concurrentPerform(iterations: 2) { node in
+            guard let store = try? RedisRelayStore(address: RedisAddress(url: url)) else { return }
+            let got = (0..<200).compactMap { byte in
+                try? store.takeSecret(
+                    .ticket, digest: [UInt8](repeating: UInt8(byte), count: 32), room: room, now: 10)
+            }
+            taken.withLock { $0[node] = got }
+        }
+        let all = taken.withLock { $0[0] + $0[1] }
+        #expect(all.count == 200)
+        #expect(Set(all) == Set((0..<200).map { [UInt8($0)] }))
+        #expect(try first.countSecrets(.ticket, room: room, now: 10) == 0)
+    }
+
+    /// Redis killed: every call says the store is unavailable (and why), health says so too;
+    /// Redis back: the same store object works again with no restart.
+    @Test func outageThenRecovery() throws {
+        let server = try RedisServer()
+        let store = try store(server)
+        let room = String(repeating: "e", count: 64)
+        #expect(try store.registerVerifier([1], room: room, now: 1))
+        #expect(store.checkHealth() == nil)
+        server.stop()
+        let error = #expect(throws: RelayStoreError.self) { try store.room(named: room) }
+        #expect(error?.isUnavailable == true)
+        #expect(error?.message.contains(server.socketPath) == true, "\(String(describing: error))")
+        let health = try #require(store.checkHealth())
+        #expect(health.contains("Redis at unix://\(server.socketPath)"), "\(health)")
+        #expect(throws: RelayStoreError.self) { try store.takeSecret(.ticket, digest: [1], room: room, now: 1) }
+        try server.start()
+        #expect(store.checkHealth() == nil)
+        // No AOF: the data went with the process, and the store serves the fresh server.
+        #expect(try store.room(named: room) == nil)
+        #expect(try store.registerVerifier([2], room: room, now: 2))
+    }
+
+    /// While an outage is recent, calls fail at once without trying to connect: with a minute
+    /// between attempts, a Redis that is back is not seen until the minute has passed.
+    @Test func reconnectAttemptsAreSpacedOut() throws {
+        let server = try RedisServer()
+        let store = try store(server, retry: 60_000)
+        server.stop()
+        #expect(store.checkHealth() != nil)
+        try server.start()
+        let error = #expect(throws: RelayStoreError.self) { try store.roomCount() }
+        #expect(error?.isUnavailable == true)
+    }
+
+    /// With the append-only file on, a Redis killed and started again has every room, verifier,
+    /// quota and secret it acknowledged.
+    @Test func appendOnlyRestartLosesNoRoom() throws {
+        let server = try RedisServer(appendOnly: true)
+        let store = try store(server)
+        var records: [RoomRecord] = []
+        for index in 0..<100 {
+            let record = RoomRecord(
+                name: String(format: "%064x", index), verifier: [UInt8](repeating: UInt8(index), count: 32),
+                lastActivity: 1_700_000_000 + Int64(index), quotaWindowStart: 1_699_999_000, quotaBytes: Int64(index))
+            try store.save(record)
+            records.append(record)
+        }
+        try store.addSecret(
+            .registrationToken, digest: [UInt8](repeating: 9, count: 32), room: records[0].name,
+            expires: 1_700_000_300, attachment: [4, 2], now: 1_700_000_000)
+        server.stop()
+        try server.start()
+        let fresh = try self.store(server)
+        for record in records { #expect(try fresh.room(named: record.name) == record) }
+        #expect(try fresh.roomCount() == 100)
+        #expect(
+            try fresh.takeSecret(
+                .registrationToken, digest: [UInt8](repeating: 9, count: 32), room: records[0].name,
+                now: 1_700_000_001) == [4, 2])
+    }
+
+    /// The scripts are loaded by digest; a Redis that forgot them (SCRIPT FLUSH) gets them again.
+    @Test func flushedScriptsAreSentAgain() throws {
+        let server = try RedisServer()
+        let store = try store(server)
+        let room = String(repeating: "f", count: 64)
+        let flushed = try ProcessRunner.run("redis-cli", ["-s", server.socketPath, "SCRIPT", "FLUSH"], timeout: 15)
+        #expect(flushed.stdout.contains("OK"), "\(flushed.stdout) \(flushed.stderr)")
+        #expect(try store.registerVerifier([3], room: room, now: 5))
+        #expect(try !store.registerVerifier([4], room: room, now: 6))
+    }
+
+    /// Secrets get Redis TTLs from the caller's clock, and rooms the idle lifetime plus a day.
+    @Test func keysExpireInRedis() throws {
+        let server = try RedisServer()
+        let store = try RedisRelayStore(
+            address: RedisAddress(url: server.url()), idleLifetime: 1000, retryMilliseconds: 0)
+        let room = String(repeating: "a", count: 64)
+        try store.save(RoomRecord(name: room, lastActivity: 50))
+        try store.addSecret(
+            .challenge, digest: [UInt8](repeating: 1, count: 32), room: room, expires: 400, attachment: [], now: 100)
+        func ttl(_ key: String) throws -> Int {
+            let result = try ProcessRunner.run("redis-cli", ["-s", server.socketPath, "TTL", key], timeout: 15)
+            return Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -99
+        }
+        let roomTTL = try ttl("herdr-relay:room:\(room)")
+        #expect((87_300...87_400).contains(roomTTL), "room TTL \(roomTTL)")
+        let secretTTL = try ttl("herdr-relay:secret:challenge:" + String(repeating: "01", count: 32))
+        #expect((290...301).contains(secretTTL), "secret TTL \(secretTTL)")
+    }
+
+    @Test func unreachableAtStartSaysWhere() throws {
+        let directory = try TemporaryDirectory(prefix: "redis-none-")
+        defer { directory.remove() }
+        let path = directory.file("nothing.sock").path
+        let error = #expect(throws: RelayStoreError.self) {
+            try RedisRelayStore(address: RedisAddress(url: "unix://\(path)"))
+        }
+        #expect(
+            error?.message.contains("Redis at unix://\(path)?db=0 is unreachable") == true,
+            "\(String(describing: error))")
+        #expect(error?.isUnavailable == true)
+    }
+
+    @Test func passwordIsSentAndNeverShown() throws {
+        let server = try RedisServer(tcp: true, password: "s3cret!pass")
+        let port = try #require(server.tcpPort)
+        let wrong = #expect(throws: RelayStoreError.self) {
+            try RedisRelayStore(address: RedisAddress(url: "redis://:nope@127.0.0.1:\(port)/0"))
+        }
+        #expect(wrong?.message.contains("refused AUTH") == true, "\(String(describing: wrong))")
+        #expect(wrong?.message.contains("nope") == false)
+        let none = #expect(throws: RelayStoreError.self) {
+            try RedisRelayStore(address: RedisAddress(url: "redis://127.0.0.1:\(port)/0"))
+        }
+        #expect(none?.message.contains("NOAUTH") == true, "\(String(describing: none))")
+        let store = try RedisRelayStore(address: RedisAddress(url: "redis://:s3cret%21pass@127.0.0.1:\(port)/2"))
+        #expect(store.address.description == "redis://:***@127.0.0.1:\(port)/2")
+        #expect(try store.registerVerifier([1], room: String(repeating: "b", count: 64), now: 1))
+    }
+
+    /// Databases are separate namespaces; one the server does not have is refused by name.
+    @Test func databasesAreSeparate() throws {
+        let server = try RedisServer()
+        let zero = try store(server, database: 0)
+        let one = try store(server, database: 1)
+        let room = String(repeating: "c", count: 64)
+        #expect(try zero.registerVerifier([1], room: room, now: 1))
+        #expect(try one.room(named: room) == nil)
+        #expect(try one.registerVerifier([2], room: room, now: 1))
+        let error = #expect(throws: RelayStoreError.self) { try store(server, database: 99) }
+        #expect(error?.message.contains("refused SELECT 99") == true, "\(String(describing: error))")
+    }
+}
