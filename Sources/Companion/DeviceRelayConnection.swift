@@ -175,7 +175,7 @@ public struct DeviceRelayConnection: Sendable {
         case .stop(.roomDeleted), .stop(.pairingCycleCap): .pairingGone(error.close?.reason ?? "room deleted")
         case .stop(.displaced): .displaced
         case .stop(.refused(let why)): .refused(why)
-        case .stop(.stopped), .retry: .unavailable(error.message)
+        case .stop(.stopped), .retry, .retrySoon: .unavailable(error.message)
         }
     }
 
@@ -190,7 +190,7 @@ public struct DeviceRelayConnection: Sendable {
         case .stop(.roomDeleted), .stop(.pairingCycleCap): .pairingGone(close.reason)
         case .stop(.displaced): .displaced
         case .stop(.refused(let why)): .refused(why)
-        case .stop(.stopped), .retry: .unavailable("the relay closed the connection (\(close))")
+        case .stop(.stopped), .retry, .retrySoon: .unavailable("the relay closed the connection (\(close))")
         }
     }
 }

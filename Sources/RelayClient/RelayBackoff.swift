@@ -54,4 +54,8 @@ public struct RelayBackoff: Hashable, Sendable {
     }
 
     public mutating func reset() { attempt = 0 }
+
+    /// The wait before coming back to a relay that sent the client to retry soon (4421
+    /// `reshard`): 0.25 to 0.5 seconds, jittered so clients moved together do not return together.
+    public static func soonDelay(random: Double) -> Double { 0.5 - 0.25 * min(max(random, 0), 1) }
 }

@@ -190,8 +190,15 @@ public final class RelayLink: Sendable {
     /// What to do after a connection or an attempt ended.
     public enum Disposition: Hashable, Sendable {
         case retry(reason: String)
+        /// Another relay node holds the room (4421 `reshard`, HTTP 421): the balancer is moving
+        /// it, so come back shortly without counting a failure.
+        case retrySoon(reason: String)
         case stop(StopReason)
     }
+
+    /// Reshards in a row answered soon; past this the ordinary backoff applies, so a balancer
+    /// that never settles (one that does not hash on the room) is not hammered.
+    static let soonRetries = 20
 
     /// After an admitted connection ended.
     public static func disposition(after end: RelayConnectionEnd) -> Disposition {
@@ -223,6 +230,7 @@ public final class RelayLink: Sendable {
             return .retry(reason: error.message)
         case .httpStatus:
             let status = error.status ?? 0
+            if status == 421 { return .retrySoon(reason: "HTTP 421 \(error.serverError ?? "reshard")") }
             if status == 400 || status == 403 || status == 404 || status == 501 {
                 return .stop(.refused("HTTP \(status) \(error.serverError ?? "")"))
             }
@@ -240,6 +248,8 @@ public final class RelayLink: Sendable {
         case RelayClose.pairingCycleCap.reason: .stop(.pairingCycleCap)
         case RelayClose.displaced.reason: .stop(.displaced)
         case RelayClose.roomExpired.reason: .stop(.needsRepairing(close.reason))
+        case RelayClose.reshard.reason where close.code == RelayClose.reshard.code:
+            .retrySoon(reason: "relay closed: \(close)")
         case AdmissionError.badSignature.rawValue, AdmissionError.signatureRequired.rawValue:
             .stop(.needsRepairing(close.reason))
         // A Hello the relay cannot read is closed without a Result; sending it again cannot help.
@@ -262,6 +272,7 @@ private final class LinkRunner: Sendable {
     func run() {
         var backoff = options.backoff
         var attempt = 0
+        var reshards = 0
         while true {
             var peerLeft = false
             if link.isStopRequested { return link.finish(.stopped) }
@@ -291,9 +302,17 @@ private final class LinkRunner: Sendable {
                 disposition = RelayLink.disposition(after: error)
             }
             if link.isStopRequested { return link.finish(.stopped) }
+            if case .retrySoon = disposition {} else { reshards = 0 }
             switch disposition {
             case .stop(let reason):
                 return link.finish(reason)
+            case .retrySoon(let reason):
+                reshards += 1
+                let delay =
+                    reshards <= RelayLink.soonRetries
+                    ? RelayBackoff.soonDelay(random: options.random()) : backoff.nextDelay(random: options.random())
+                link.publish(.waiting(retryIn: delay, reason: reason))
+                if !link.pause(delay) { return link.finish(.stopped) }
             case .retry(let reason):
                 // The peer left (a device's session ended, or its network dropped): the relay is
                 // fine, so be back at once for the next connection. Each of these follows a peer's

@@ -31,6 +31,9 @@ public struct RelayClose: Hashable, Sendable, CustomStringConvertible {
     // 1011
     public static let badState = RelayClose(code: 1011, reason: "bad state")
     public static let internalError = RelayClose(code: 1011, reason: "internal error")
+    /// Ours: another relay node holds this room; the client comes back once the balancer's routing
+    /// has settled (HTTP requests get 421).
+    public static let reshard = RelayClose(code: 4421, reason: "reshard")
     /// Ours: the relay's shared store (Redis) cannot be reached; clients retry with backoff.
     public static let storeUnavailable = RelayClose(code: 1011, reason: "store unavailable")
 }

@@ -32,6 +32,25 @@ public final class MemoryRelayStore: RelayStore {
         return true
     }
 
+    public func addQuotaBytes(_ bytes: Int64, room name: String, now: Int64, windowLength: Int64)
+        throws(RelayStoreError) -> QuotaWindow?
+    {
+        guard var record = rooms[name] else { return nil }
+        if now - record.quotaWindowStart >= windowLength {
+            record.quotaWindowStart = now
+            record.quotaBytes = bytes
+        } else {
+            let (sum, overflow) = record.quotaBytes.addingReportingOverflow(bytes)
+            record.quotaBytes = overflow ? .max : sum
+        }
+        rooms[name] = record
+        return QuotaWindow(start: record.quotaWindowStart, bytes: record.quotaBytes)
+    }
+
+    public func touchRoom(named name: String, lastActivity: Int64) throws(RelayStoreError) {
+        rooms[name]?.lastActivity = lastActivity
+    }
+
     public func deleteRoom(named name: String) throws(RelayStoreError) {
         rooms[name] = nil
         secrets = secrets.filter { $0.value.room != name }

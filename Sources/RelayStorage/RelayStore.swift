@@ -28,6 +28,19 @@ public struct RoomRecord: Sendable, Hashable {
     public var isEstablished: Bool { verifier != nil }
 }
 
+/// A room's rolling quota window as the store counts it.
+public struct QuotaWindow: Sendable, Hashable {
+    /// Unix seconds when the window began.
+    public var start: Int64
+    /// Bytes counted in it.
+    public var bytes: Int64
+
+    public init(start: Int64, bytes: Int64) {
+        self.start = start
+        self.bytes = bytes
+    }
+}
+
 /// The single-use, short-lived secrets the relay hands out. All live 5 minutes.
 public enum RelaySecretKind: String, Sendable, CaseIterable {
     /// From `/attest`, presented in the phone's Proof `{"ticket":…}`.
@@ -66,6 +79,14 @@ public protocol RelayStore: AnyObject {
     /// Sets the room's verifier if it has none, creating the room if absent, atomically. Returns
     /// false, changing nothing, when a verifier is already registered.
     func registerVerifier(_ verifier: [UInt8], room name: String, now: Int64) throws(RelayStoreError) -> Bool
+    /// Adds relayed bytes to an established room's quota, atomically: a window `windowLength`
+    /// seconds old or older restarts at `now` with these bytes. Returns the window after the
+    /// addition; nil, changing nothing, when there is no record of the room.
+    func addQuotaBytes(_ bytes: Int64, room name: String, now: Int64, windowLength: Int64) throws(RelayStoreError)
+        -> QuotaWindow?
+    /// Sets an existing room's last activity, leaving its verifier and quota as they are (another
+    /// node may be counting them); an absent room stays absent.
+    func touchRoom(named name: String, lastActivity: Int64) throws(RelayStoreError)
     /// Removes the room and every secret bound to it. Removing an absent room is not an error.
     func deleteRoom(named name: String) throws(RelayStoreError)
     /// Remembers a secret (by digest) bound to a room until `expires` (Unix seconds), with an
@@ -94,9 +115,38 @@ public protocol RelayStore: AnyObject {
     /// Nil when the store can be used; otherwise why not (a networked store that is down). May
     /// try to reach the store again, at most about once a second.
     func checkHealth() -> String?
+
+    // MARK: Several nodes on one store
+
+    /// True when several relay nodes may share this store: the per-room attempt limit is then
+    /// counted in it, and rooms are leased to one node at a time.
+    var isShared: Bool { get }
+    /// Counts an admission attempt in the room's window (of `length` milliseconds from its first
+    /// attempt, by the store's clock); false once more than `limit` fall in it.
+    func admitAttempt(room name: String, limit: Int, length: Int64) throws(RelayStoreError) -> Bool
+    /// Says this node is alive for the next `lifetime` milliseconds; its leases are void once it
+    /// has not said so for that long.
+    func beat(node: String, lifetime: Int64) throws(RelayStoreError)
+    /// Leases the room to `node` unless another live node holds it. Nil: granted (or already
+    /// held); otherwise the holder's id.
+    func acquireLease(room name: String, node: String, lifetime: Int64) throws(RelayStoreError) -> String?
+    /// Gives the room's lease up if `node` holds it.
+    func releaseLease(room name: String, node: String) throws(RelayStoreError)
+    /// The live node other than `node` that holds the room's lease, if any.
+    func leaseHolder(room name: String, node: String) throws(RelayStoreError) -> String?
 }
 
 extension RelayStore {
     /// A local store is always there: its failures are errors of one call, not an outage.
     public func checkHealth() -> String? { nil }
+
+    /// A local store belongs to one node: no lease to hold, the limit counted in memory.
+    public var isShared: Bool { false }
+    public func admitAttempt(room name: String, limit: Int, length: Int64) throws(RelayStoreError) -> Bool { true }
+    public func beat(node: String, lifetime: Int64) throws(RelayStoreError) {}
+    public func acquireLease(room name: String, node: String, lifetime: Int64) throws(RelayStoreError) -> String? {
+        nil
+    }
+    public func releaseLease(room name: String, node: String) throws(RelayStoreError) {}
+    public func leaseHolder(room name: String, node: String) throws(RelayStoreError) -> String? { nil }
 }

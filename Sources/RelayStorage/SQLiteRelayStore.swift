@@ -143,6 +143,30 @@ public final class SQLiteRelayStore: RelayStore {
         return changed == 1
     }
 
+    public func addQuotaBytes(_ bytes: Int64, room name: String, now: Int64, windowLength: Int64)
+        throws(RelayStoreError) -> QuotaWindow?
+    {
+        // One statement, so atomic; every expression reads the row as it was. The sum saturates
+        // rather than overflowing into a REAL.
+        var window: QuotaWindow?
+        try connection.query(
+            """
+            UPDATE rooms SET
+                quota_window_start = CASE WHEN ?3 - quota_window_start >= ?4 THEN ?3 ELSE quota_window_start END,
+                quota_bytes = CASE WHEN ?3 - quota_window_start >= ?4 THEN ?2
+                    WHEN quota_bytes > 9223372036854775807 - ?2 THEN 9223372036854775807
+                    ELSE quota_bytes + ?2 END
+            WHERE name = ?1 RETURNING quota_window_start, quota_bytes
+            """, "addQuotaBytes", .text(name), .integer(bytes), .integer(now), .integer(windowLength)
+        ) { row in window = QuotaWindow(start: row.integer(0), bytes: row.integer(1)) }
+        return window
+    }
+
+    public func touchRoom(named name: String, lastActivity: Int64) throws(RelayStoreError) {
+        try connection.execute(
+            "UPDATE rooms SET last_activity = ?2 WHERE name = ?1", "touchRoom", .text(name), .integer(lastActivity))
+    }
+
     public func deleteRoom(named name: String) throws(RelayStoreError) {
         try connection.transaction("deleteRoom") { () throws(RelayStoreError) in
             try connection.execute("DELETE FROM secrets WHERE room = ?1", "deleteRoom", .text(name))

@@ -116,12 +116,39 @@ struct RelayBackoffTests {
         #expect(
             RelayLink.disposition(after: RelayClientError(.httpStatus, "x", status: 403, serverError: "forbidden"))
                 == .stop(.refused("HTTP 403 forbidden")))
-        for status in [429, 421, 502, 503] {
+        for status in [429, 502, 503] {
             guard case .retry = RelayLink.disposition(after: RelayClientError(.httpStatus, "x", status: status)) else {
                 Issue.record("HTTP \(status) should be retried")
                 continue
             }
         }
         #expect(isRetry(RelayLink.disposition(after: RelayClientError(.unreachable, "down"))))
+        // Another relay node holds the room: come back soon (HTTP 421, close 4421 before or after admission).
+        #expect(
+            RelayLink.disposition(after: RelayClientError(.httpStatus, "x", status: 421, serverError: "reshard"))
+                == .retrySoon(reason: "HTTP 421 reshard"))
+        guard case .retrySoon = RelayLink.disposition(after: RelayClientError(.closed, "closed", close: .reshard))
+        else {
+            Issue.record("a 4421 close should be retried soon")
+            return
+        }
+        guard case .retrySoon = RelayLink.disposition(after: .closedByRelay(.reshard)) else {
+            Issue.record("a 4421 close after admission should be retried soon")
+            return
+        }
+        // The reason alone is not enough: the code must be ours.
+        guard case .retry = RelayLink.disposition(after: .closedByRelay(RelayClose(code: 1000, reason: "reshard")))
+        else {
+            Issue.record("a 1000 close is no reshard")
+            return
+        }
+    }
+
+    @Test("the soon delay is a quarter to half a second")
+    func soonDelay() {
+        #expect(RelayBackoff.soonDelay(random: 0) == 0.5)
+        #expect(RelayBackoff.soonDelay(random: 1) == 0.25)
+        #expect(RelayBackoff.soonDelay(random: 7) == 0.25)
+        #expect(RelayBackoff.soonDelay(random: -1) == 0.5)
     }
 }

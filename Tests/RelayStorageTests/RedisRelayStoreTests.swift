@@ -197,4 +197,45 @@ import Testing
         let error = #expect(throws: RelayStoreError.self) { try store(server, database: 99) }
         #expect(error?.message.contains("refused SELECT 99") == true, "\(String(describing: error))")
     }
+
+    /// A room leased to a live node is refused to the others, who learn the holder; a release,
+    /// or the holder's heartbeat lapsing, frees it.
+    @Test func leasesBelongToOneLiveNode() throws {
+        let server = try RedisServer()
+        let store = try store(server)
+        let room = String(repeating: "1", count: 64)
+        #expect(try store.acquireLease(room: room, node: "node-a", lifetime: 60_000) == nil)
+        #expect(try store.acquireLease(room: room, node: "node-a", lifetime: 60_000) == nil, "held already")
+        #expect(try store.acquireLease(room: room, node: "node-b", lifetime: 60_000) == "node-a")
+        #expect(try store.leaseHolder(room: room, node: "node-b") == "node-a")
+        #expect(try store.leaseHolder(room: room, node: "node-a") == nil)
+        try store.releaseLease(room: room, node: "node-b")  // not b's to give up
+        #expect(try store.leaseHolder(room: room, node: "node-b") == "node-a")
+        try store.releaseLease(room: room, node: "node-a")
+        #expect(try store.acquireLease(room: room, node: "node-b", lifetime: 60_000) == nil)
+
+        // node-b dies: its heartbeat (1 ms) lapses and node-a may take the room.
+        try store.beat(node: "node-b", lifetime: 1)
+        var granted: String? = "node-b"
+        for _ in 0..<500 where granted != nil {
+            granted = try store.acquireLease(room: room, node: "node-a", lifetime: 60_000)
+            if granted != nil { usleep(2000) }
+        }
+        #expect(granted == nil, "a dead node's lease is void")
+        #expect(try store.leaseHolder(room: room, node: "node-b") == "node-a")
+    }
+
+    /// The attempt limit of a room is one window for every node.
+    @Test func attemptsAreCountedAcrossNodes() throws {
+        let server = try RedisServer()
+        let first = try store(server)
+        let second = try store(server)
+        let room = String(repeating: "2", count: 64)
+        #expect(try first.admitAttempt(room: room, limit: 3, length: 60_000))
+        #expect(try second.admitAttempt(room: room, limit: 3, length: 60_000))
+        #expect(try first.admitAttempt(room: room, limit: 3, length: 60_000))
+        #expect(try !second.admitAttempt(room: room, limit: 3, length: 60_000))
+        #expect(try !first.admitAttempt(room: room, limit: 3, length: 60_000))
+        #expect(try first.admitAttempt(room: String(repeating: "3", count: 64), limit: 3, length: 60_000))
+    }
 }

@@ -215,4 +215,46 @@ let roomC = String(repeating: "c", count: 64)
         #expect(try store.takeSecret(.ticket, digest: digest(7), room: roomA, now: 99) == [1, 2])
         #expect(try store.peekSecret(.ticket, digest: digest(7), room: roomA, now: 99) == nil)
     }
+
+    /// Quota bytes add up in the stored window; a window a day old restarts with the new bytes;
+    /// a room with no record counts nothing.
+    @Test(arguments: StoreKind.allCases)
+    func quotaBytesAddUpAndTheWindowRolls(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        #expect(try store.addQuotaBytes(10, room: roomA, now: 1000, windowLength: 86_400) == nil)
+        #expect(try store.room(named: roomA) == nil)
+        try store.save(RoomRecord(name: roomA, verifier: [1], lastActivity: 5, quotaWindowStart: 1000, quotaBytes: 7))
+        #expect(
+            try store.addQuotaBytes(3, room: roomA, now: 1500, windowLength: 86_400)
+                == QuotaWindow(start: 1000, bytes: 10))
+        #expect(
+            try store.addQuotaBytes(5, room: roomA, now: 87_399, windowLength: 86_400)
+                == QuotaWindow(start: 1000, bytes: 15))
+        #expect(
+            try store.addQuotaBytes(4, room: roomA, now: 87_400, windowLength: 86_400)
+                == QuotaWindow(start: 87_400, bytes: 4))
+        #expect(
+            try store.room(named: roomA)
+                == RoomRecord(name: roomA, verifier: [1], lastActivity: 5, quotaWindowStart: 87_400, quotaBytes: 4))
+    }
+
+    /// Touching sets the activity only: the verifier and the quota another node counts stay.
+    @Test(arguments: StoreKind.allCases)
+    func touchSetsOnlyTheActivity(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        defer { withExtendedLifetime(fixture) {} }
+        let store = fixture.store
+        try store.touchRoom(named: roomB, lastActivity: 50)
+        #expect(try store.room(named: roomB) == nil)
+        try store.save(RoomRecord(name: roomA, verifier: [2], lastActivity: 10, quotaWindowStart: 9, quotaBytes: 99))
+        try store.touchRoom(named: roomA, lastActivity: 60)
+        #expect(
+            try store.room(named: roomA)
+                == RoomRecord(name: roomA, verifier: [2], lastActivity: 60, quotaWindowStart: 9, quotaBytes: 99))
+        // The new activity is what the reaper reads.
+        #expect(try store.reap(now: 100, idleBefore: 60) == [])
+        #expect(try store.reap(now: 100, idleBefore: 61) == [roomA])
+    }
 }

@@ -35,6 +35,12 @@ public struct RelayConfiguration: Sendable {
     public var pingInterval = RelayLimits.pingInterval * 1000
     /// Milliseconds between store maintenance passes (reaping, quota flushes).
     public var maintenanceInterval: Int64 = 10_000
+    /// Milliseconds a node's room leases outlive its last heartbeat in a shared store: how long
+    /// the rooms of a node that died stay closed to the others (a heartbeat goes every fifth).
+    public var leaseLifetime: Int64 = 5000
+    /// Milliseconds between quota flushes to a shared store, so a node that dies loses at most
+    /// this much of its rooms' counted traffic.
+    public var sharedQuotaFlushInterval: Int64 = 1000
 
     public init(origin: String, attestationRequired: Bool) {
         self.origin = origin

@@ -74,6 +74,10 @@ extension RelayCore {
             guard let room = roomName(in: head) else { return RelayHTTP.plain(400, "bad room") }
             if storeOutage != nil, checkStore() != nil { return RelayHTTP.plain(503, "store unavailable") }
             do {
+                // The node holding the room's sockets is the one to change it.
+                if store.isShared, try store.leaseHolder(room: room, node: nodeID) != nil {
+                    return RelayHTTP.error(421, "reshard")
+                }
                 let response: HTTPResponse
                 switch path {
                 case "/attest/challenge": response = try attestChallenge(room: room)
@@ -211,7 +215,8 @@ extension RelayCore {
         }
         if let room = rooms[name] {
             room.record = try store.room(named: name)
-            room.quotaDirty = true
+            // The bytes the pairing room counted become the new record's.
+            room.unflushedBytes = room.quotaBytes
             flushQuota(room)
         }
         log(.event, "a room was established")
@@ -242,7 +247,7 @@ extension RelayCore {
         try store.deleteRoom(named: name)
         if let room = rooms[name] {
             room.record = nil
-            room.quotaDirty = false
+            room.unflushedBytes = 0
             closeRoom(room, .roomDeleted)
         }
         log(.event, "a room was deleted")

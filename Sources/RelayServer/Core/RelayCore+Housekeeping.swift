@@ -8,6 +8,7 @@ extension RelayCore {
         expirePending(now: now)
         // A store that was unreachable is asked again (at most about once a second by the store).
         if storeOutage != nil { checkStore() }
+        syncSharedStore(now: now)
         if now >= nextPingRound {
             nextPingRound = now + configuration.pingInterval
             pingRound()
@@ -24,12 +25,15 @@ extension RelayCore {
             flushQuota(room)
             closeRoom(room, .serverShuttingDown)
         }
+        // Rooms left memory as their sockets closed, giving their leases back: the nodes that
+        // take the clients next need not wait for this one's heartbeat to lapse.
     }
 
     /// Milliseconds until `tick` has something to do (for the shell's wait), at most a second.
     public var millisecondsUntilTick: Int64 {
         let now = clock.milliseconds
         var next = min(nextPingRound, nextMaintenance)
+        if store.isShared { next = min(next, nextBeat, nextQuotaFlush) }
         if pendingQueueHead < pendingQueue.count, let first = connections[pendingQueue[pendingQueueHead]] {
             next = min(next, first.openedAt + configuration.admissionTimeout)
         }
@@ -91,11 +95,7 @@ extension RelayCore {
             }
             if !reaped.isEmpty { log(.event, "reaped \(reaped.count) idle room(s)") }
         } catch {
-            if error.isUnavailable {
-                noteStoreOutage(error)
-            } else {
-                log(.failure, "store error while reaping: \(error)")
-            }
+            noteStoreFailure(error, "while reaping")
         }
         exhaustedPairingRooms = exhaustedPairingRooms.filter { now - $0.value.windowStart < RoomState.quotaWindow }
         let nowMilliseconds = clock.milliseconds

@@ -32,6 +32,13 @@ public final class RelayCore {
     /// Why the store cannot be reached, since the last call that found it so; nil while it can.
     /// New admissions and HTTP calls are refused meanwhile; splices already running go on.
     public internal(set) var storeOutage: String?
+    /// This node's name among the relays sharing the store (random, new at each start): the
+    /// holder written in the room leases it takes.
+    public let nodeID: String
+    var nextBeat: Int64
+    var nextQuotaFlush: Int64
+    /// Rooms whose lease this node holds (a shared store only).
+    public internal(set) var leasedRoomCount = 0
     private var actions: [RelayAction] = []
 
     func appendAction(_ action: RelayAction) { actions.append(action) }
@@ -50,6 +57,9 @@ public final class RelayCore {
         self.log = log
         nextPingRound = clock.milliseconds + configuration.pingInterval
         nextMaintenance = clock.milliseconds + configuration.maintenanceInterval
+        nodeID = Hex.encode(random(8))
+        nextBeat = clock.milliseconds
+        nextQuotaFlush = clock.milliseconds + configuration.sharedQuotaFlushInterval
     }
 
     /// What the shell must do now, in order; empties the list.
@@ -218,10 +228,22 @@ public final class RelayCore {
                 return fail(connection, error)
             }
         }
-        guard
-            room.proofs.admit(
-                at: clock.milliseconds, limit: configuration.proofsPerWindow, length: configuration.proofWindow)
-        else { return refuse(connection, .rateLimited) }
+        if store.isShared {
+            // Counted in the store, so a room's attempts spread over nodes share one window.
+            do {
+                guard
+                    try store.admitAttempt(
+                        room: room.name, limit: configuration.proofsPerWindow, length: configuration.proofWindow)
+                else { return refuse(connection, .rateLimited) }
+            } catch {
+                return fail(connection, error)
+            }
+        } else {
+            guard
+                room.proofs.admit(
+                    at: clock.milliseconds, limit: configuration.proofsPerWindow, length: configuration.proofWindow)
+            else { return refuse(connection, .rateLimited) }
+        }
         let presented = RelayProof.presented(proofText)
         guard case .fields(let signature, let ticket) = presented else {
             // Upstream fails on a `null` Proof only where it reads a field of it.
@@ -268,6 +290,9 @@ public final class RelayCore {
         attestedKey: [UInt8]
     ) {
         let room = connection.room
+        // Another live node splicing this room owns it: the client comes back once the routing
+        // has settled (a balancer that just moved the room, a node that just died).
+        guard takeLease(room, for: connection) else { return }
         if !room.isEstablished && role == .mac { room.pairingCycles = 0 }  // a fresh park gets a fresh budget
         if role == .phone {
             guard room.mac != nil else { return refuse(connection, .macOffline) }
@@ -413,11 +438,7 @@ public final class RelayCore {
         do {
             record = try store.room(named: name)
         } catch {
-            if error.isUnavailable {
-                noteStoreOutage(error)
-            } else {
-                log(.failure, "store error loading a room: \(error)")
-            }
+            noteStoreFailure(error, "loading a room")
             unknown = true
         }
         let room = RoomState(name: name, record: record)
@@ -433,51 +454,13 @@ public final class RelayCore {
     func releaseIfEmpty(_ room: RoomState) {
         guard room.isEmpty, rooms[room.name] === room else { return }
         flushQuota(room)
+        releaseLease(room)
         // A pairing room has no record to keep its byte count in; remember the ones that used
         // up their quota (each took 512 MiB of traffic, so there are few) until the window ends.
         if room.record == nil && room.isOverQuota(now: clock.unixSeconds, limit: configuration.bytesPerDay) {
             exhaustedPairingRooms[room.name] = (room.quotaWindowStart, room.quotaBytes)
         }
         rooms[room.name] = nil
-    }
-
-    /// Refreshes the stored last-activity stamp of an established room (at most once a minute
-    /// unless forced, so signed joins do not each cost a write).
-    func touchActivity(_ room: RoomState, force: Bool) {
-        guard var record = room.record else { return }
-        let now = clock.unixSeconds
-        guard force || now - record.lastActivity >= 60 else { return }
-        record.lastActivity = now
-        record.quotaWindowStart = room.quotaWindowStart
-        record.quotaBytes = room.quotaBytes
-        do {
-            try store.save(record)
-            room.record = record
-            room.quotaDirty = false
-        } catch {
-            if error.isUnavailable {
-                noteStoreOutage(error)
-            } else {
-                log(.failure, "store error saving activity: \(error)")
-            }
-        }
-    }
-
-    func flushQuota(_ room: RoomState) {
-        guard room.quotaDirty, var record = room.record else { return }
-        record.quotaWindowStart = room.quotaWindowStart
-        record.quotaBytes = room.quotaBytes
-        do {
-            try store.save(record)
-            room.record = record
-            room.quotaDirty = false
-        } catch {
-            if error.isUnavailable {
-                noteStoreOutage(error)
-            } else {
-                log(.failure, "store error saving a quota: \(error)")
-            }
-        }
     }
 
     /// Counts a refusal the shell sends without calling `respond`.

@@ -50,7 +50,10 @@ final class RoomState {
     /// The rolling 24-hour byte quota, kept here and flushed to the store now and then.
     var quotaWindowStart: Int64 = 0
     var quotaBytes: Int64 = 0
-    var quotaDirty = false
+    /// Bytes counted here and not yet added to the store's count.
+    var unflushedBytes: Int64 = 0
+    /// Whether this node holds the room's lease (a shared store only).
+    var leased = false
 
     /// True when the store could not be read as the room came into memory: whether it is
     /// established is unknown, and no socket is admitted until a read succeeds.
@@ -102,7 +105,7 @@ final class RoomState {
             quotaBytes = 0
         }
         quotaBytes += Int64(bytes)
-        quotaDirty = true
+        unflushedBytes += Int64(bytes)
         return quotaBytes <= limit
     }
 

@@ -4,7 +4,8 @@ extension RedisRelayStore {
     /// derived inside the script, so they suit a single Redis (or a primary with replicas), not
     /// Redis Cluster.
     enum Script: CaseIterable {
-        case save, register, deleteRoom, addSecret, takeSecret, reap
+        case save, register, addQuota, touch, deleteRoom, addSecret, takeSecret, reap, attempt, acquireLease,
+            releaseLease, leaseHolder
 
         var source: String {
             switch self {
@@ -31,6 +32,67 @@ extension RedisRelayStore {
                     redis.call('EXPIRE', room, ARGV[5])
                     redis.call('ZADD', P .. 'rooms', ARGV[4], name)
                     return 1
+                    """
+            case .addQuota:
+                // name, bytes, now, window length: returns {window start, bytes} or nil.
+                return """
+                    local room = ARGV[1] .. 'room:' .. ARGV[2]
+                    local fields = redis.call('HMGET', room, 'a', 'qs')
+                    if not fields[1] then return false end
+                    if tonumber(ARGV[4]) - (tonumber(fields[2]) or 0) >= tonumber(ARGV[5]) then
+                        redis.call('HSET', room, 'qs', ARGV[4], 'qb', ARGV[3])
+                        return {ARGV[4], ARGV[3]}
+                    end
+                    local total = redis.call('HINCRBY', room, 'qb', ARGV[3])
+                    return {fields[2], tostring(total)}
+                    """
+            case .touch:
+                // name, last activity, ttl
+                return """
+                    local room = ARGV[1] .. 'room:' .. ARGV[2]
+                    if redis.call('EXISTS', room) == 0 then return 0 end
+                    redis.call('HSET', room, 'a', ARGV[3])
+                    redis.call('EXPIRE', room, ARGV[4])
+                    redis.call('ZADD', ARGV[1] .. 'rooms', ARGV[3], ARGV[2])
+                    return 1
+                    """
+            case .attempt:
+                // name, limit, window milliseconds: the window starts at its first attempt and
+                // lasts by Redis' clock, so every node counts into the same one.
+                return """
+                    local key = ARGV[1] .. 'attempts:' .. ARGV[2]
+                    local count = redis.call('INCR', key)
+                    if count == 1 then redis.call('PEXPIRE', key, ARGV[4]) end
+                    if count <= tonumber(ARGV[3]) then return 1 end
+                    return 0
+                    """
+            case .acquireLease:
+                // room, node, node lifetime ms: nil when granted, else the live holder.
+                return """
+                    local key = ARGV[1] .. 'lease:' .. ARGV[2]
+                    local holder = redis.call('GET', key)
+                    if holder and holder ~= ARGV[3] and redis.call('EXISTS', ARGV[1] .. 'node:' .. holder) == 1 then
+                        return holder
+                    end
+                    redis.call('SET', ARGV[1] .. 'node:' .. ARGV[3], '1', 'PX', ARGV[4])
+                    if holder ~= ARGV[3] then redis.call('SET', key, ARGV[3]) end
+                    return false
+                    """
+            case .releaseLease:
+                // room, node
+                return """
+                    local key = ARGV[1] .. 'lease:' .. ARGV[2]
+                    if redis.call('GET', key) == ARGV[3] then redis.call('DEL', key) end
+                    return 1
+                    """
+            case .leaseHolder:
+                // room, node: the live holder other than node, or nil.
+                return """
+                    local holder = redis.call('GET', ARGV[1] .. 'lease:' .. ARGV[2])
+                    if holder and holder ~= ARGV[3] and redis.call('EXISTS', ARGV[1] .. 'node:' .. holder) == 1 then
+                        return holder
+                    end
+                    return false
                     """
             case .deleteRoom:
                 // name

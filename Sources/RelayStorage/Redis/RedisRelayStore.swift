@@ -74,6 +74,23 @@ public final class RedisRelayStore: RelayStore {
         return reply == .integer(1)
     }
 
+    public func addQuotaBytes(_ bytes: Int64, room name: String, now: Int64, windowLength: Int64)
+        throws(RelayStoreError) -> QuotaWindow?
+    {
+        let reply = try script(.addQuota, [name, String(bytes), String(now), String(windowLength)], "addQuotaBytes")
+        switch reply {
+        case .null: return nil
+        case .array(let values) where values.count == 2:
+            return QuotaWindow(
+                start: try integer(values[0], "addQuotaBytes"), bytes: try integer(values[1], "addQuotaBytes"))
+        default: throw unexpected(reply, "addQuotaBytes")
+        }
+    }
+
+    public func touchRoom(named name: String, lastActivity: Int64) throws(RelayStoreError) {
+        _ = try script(.touch, [name, String(lastActivity), String(roomTTL)], "touchRoom")
+    }
+
     public func deleteRoom(named name: String) throws(RelayStoreError) {
         _ = try script(.deleteRoom, [name], "deleteRoom")
     }
@@ -135,6 +152,38 @@ public final class RedisRelayStore: RelayStore {
 
     public func roomCount() throws(RelayStoreError) -> Int {
         Int(try integer(try run(["ZCARD", key("rooms")], "roomCount"), "roomCount"))
+    }
+
+    // MARK: - Several nodes
+
+    public var isShared: Bool { true }
+
+    public func admitAttempt(room name: String, limit: Int, length: Int64) throws(RelayStoreError) -> Bool {
+        try script(.attempt, [name, String(limit), String(max(1, length))], "admitAttempt") == .integer(1)
+    }
+
+    public func beat(node: String, lifetime: Int64) throws(RelayStoreError) {
+        _ = try run(["SET", key("node:", node), "1", "PX", String(max(1, lifetime))], "beat")
+    }
+
+    public func acquireLease(room name: String, node: String, lifetime: Int64) throws(RelayStoreError) -> String? {
+        try holder(try script(.acquireLease, [name, node, String(max(1, lifetime))], "acquireLease"), "acquireLease")
+    }
+
+    public func releaseLease(room name: String, node: String) throws(RelayStoreError) {
+        _ = try script(.releaseLease, [name, node], "releaseLease")
+    }
+
+    public func leaseHolder(room name: String, node: String) throws(RelayStoreError) -> String? {
+        try holder(try script(.leaseHolder, [name, node], "leaseHolder"), "leaseHolder")
+    }
+
+    private func holder(_ reply: RedisReply, _ operation: String) throws(RelayStoreError) -> String? {
+        switch reply {
+        case .null: return nil
+        case .string(let bytes): return String(decoding: bytes, as: UTF8.self)
+        default: throw unexpected(reply, operation)
+        }
     }
 
     public func checkHealth() -> String? {
