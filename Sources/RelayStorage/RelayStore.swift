@@ -134,6 +134,11 @@ public protocol RelayStore: AnyObject {
     func releaseLease(room name: String, node: String) throws(RelayStoreError)
     /// The live node other than `node` that holds the room's lease, if any.
     func leaseHolder(room name: String, node: String) throws(RelayStoreError) -> String?
+    /// Asks `holder` to let the room go: sockets for it now arrive elsewhere (the balancer moved
+    /// it), so the holder's sockets should follow.
+    func requestMove(room name: String, from holder: String) throws(RelayStoreError)
+    /// The rooms other nodes asked `node` to let go since the last call (each at most once).
+    func takeMoveRequests(node: String) throws(RelayStoreError) -> [String]
 }
 
 extension RelayStore {
@@ -149,4 +154,6 @@ extension RelayStore {
     }
     public func releaseLease(room name: String, node: String) throws(RelayStoreError) {}
     public func leaseHolder(room name: String, node: String) throws(RelayStoreError) -> String? { nil }
+    public func requestMove(room name: String, from holder: String) throws(RelayStoreError) {}
+    public func takeMoveRequests(node: String) throws(RelayStoreError) -> [String] { [] }
 }

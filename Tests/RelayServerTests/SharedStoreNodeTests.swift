@@ -99,4 +99,33 @@ import Testing
         #expect(result == .admitted(registrationToken: nil))
         #expect(second.isLive(mac))
     }
+
+    /// A socket resharded away asks the holder to let the room go: at its next heartbeat the
+    /// holder closes the room's sockets with 4421, and they follow the balancer to the new node.
+    @Test func theHolderLetsARoomGoWhenItsSocketsArriveElsewhere() throws {
+        let server = try RedisServer()
+        let first = try node(server)
+        let second = try node(server)
+        let room = makeRoom()
+        let key = try makeKey()
+        let (pairingMac, pairingPhone) = try first.establish(room, key: key)
+        first.closed(pairingPhone)  // its Mac goes with it (peer gone); the computer parks again:
+        #expect(first.closes[pairingMac] == .peerGone)
+        let (mac, _) = try first.signedJoin(room, .mac, key: key)
+        #expect(first.isLive(mac))
+        let (stray, _) = try second.signedJoin(room, .phone, key: key)
+        #expect(second.closes[stray] == .reshard)
+        first.clock.advance(milliseconds: first.core.configuration.leaseLifetime)
+        first.tick()
+        #expect(first.closes[mac] == .reshard)
+        #expect(first.core.leasedRoomCount == 0)
+        let (macMoved, macResult) = try second.signedJoin(room, .mac, key: key)
+        let (phoneMoved, phoneResult) = try second.signedJoin(room, .phone, key: key)
+        #expect(macResult == .admitted(registrationToken: nil) && phoneResult != nil)
+        #expect(second.binary(5, from: macMoved) == phoneMoved)
+        // Asked once, moved once: a later heartbeat finds nothing more to do.
+        first.clock.advance(milliseconds: first.core.configuration.leaseLifetime)
+        first.tick()
+        #expect(second.isLive(macMoved))
+    }
 }

@@ -238,4 +238,18 @@ import Testing
         #expect(try !first.admitAttempt(room: room, limit: 3, length: 60_000))
         #expect(try first.admitAttempt(room: String(repeating: "3", count: 64), limit: 3, length: 60_000))
     }
+
+    @Test func moveRequestsReachTheHolderOnce() throws {
+        let server = try RedisServer()
+        let store = try store(server)
+        let (a, b) = (String(repeating: "4", count: 64), String(repeating: "5", count: 64))
+        #expect(try store.takeMoveRequests(node: "node-a") == [])
+        try store.requestMove(room: b, from: "node-a")
+        try store.requestMove(room: a, from: "node-a")
+        try store.requestMove(room: b, from: "node-a")
+        try store.requestMove(room: a, from: "node-b")
+        #expect(try store.takeMoveRequests(node: "node-a") == [a, b])
+        #expect(try store.takeMoveRequests(node: "node-a") == [])
+        #expect(try store.takeMoveRequests(node: "node-b") == [a])
+    }
 }

@@ -65,7 +65,9 @@ extension RelayCore {
                 status: 200, reason: "OK", contentType: "text/plain; version=0.0.4",
                 body: Array(
                     metrics.render(
-                        openConnections: connections.count, activeRooms: rooms.count, storedRooms: stored,
+                        openConnections: connections.count, activeRooms: rooms.count,
+                        splicedRooms: rooms.values.count { $0.mac?.isAdmitted == true && $0.phone?.isAdmitted == true },
+                        leasedRooms: leasedRoomCount, storedRooms: stored,
                         storeUp: storeOutage == nil
                     )
                     .utf8))

@@ -45,9 +45,13 @@ extension RelayCore {
     func takeLease(_ room: RoomState, for connection: ConnectionRecord) -> Bool {
         guard store.isShared, !room.leased else { return true }
         do {
-            if try store.acquireLease(room: room.name, node: nodeID, lifetime: configuration.leaseLifetime) != nil {
+            if let holder = try store.acquireLease(room: room.name, node: nodeID, lifetime: configuration.leaseLifetime)
+            {
                 metrics.admissions["reshard", default: 0] += 1
                 close(connection, .reshard)
+                // The balancer sends this room here now: the holder's sockets should come too,
+                // or a Mac parked there would keep its phone away for as long as it stays.
+                try store.requestMove(room: room.name, from: holder)
                 return false
             }
             room.leased = true
@@ -80,6 +84,7 @@ extension RelayCore {
             nextBeat = now + max(1, configuration.leaseLifetime / 5)
             do {
                 try store.beat(node: nodeID, lifetime: configuration.leaseLifetime)
+                moveRooms(try store.takeMoveRequests(node: nodeID))
             } catch {
                 noteStoreFailure(error, "the heartbeat")
             }
@@ -88,6 +93,18 @@ extension RelayCore {
             nextQuotaFlush = now + configuration.sharedQuotaFlushInterval
             for room in rooms.values where room.unflushedBytes > 0 { flushQuota(room) }
         }
+    }
+
+    /// Closes the rooms other nodes asked for with 4421 `reshard`: their clients come back soon,
+    /// through the balancer, to the node that now has them.
+    func moveRooms(_ names: [String]) {
+        var moved = 0
+        for name in names {
+            guard let room = rooms[name], room.leased else { continue }
+            closeRoom(room, .reshard)
+            moved += 1
+        }
+        if moved > 0 { log(.event, "sent \(moved) room(s) to the node the balancer routes them to now") }
     }
 
     /// A store call failed: an outage is noted (once), any other error logged.

@@ -10,7 +10,9 @@ struct RelayMetrics {
 
     mutating func countClose(_ reason: String) { closes[reason, default: 0] += 1 }
 
-    func render(openConnections: Int, activeRooms: Int, storedRooms: Int?, storeUp: Bool) -> String {
+    func render(
+        openConnections: Int, activeRooms: Int, splicedRooms: Int, leasedRooms: Int, storedRooms: Int?, storeUp: Bool
+    ) -> String {
         var out = ""
         func family(_ name: String, _ type: String, _ help: String) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
@@ -19,6 +21,10 @@ struct RelayMetrics {
         out += "relay_connections_open \(openConnections)\n"
         family("relay_rooms_active", "gauge", "Rooms with at least one socket.")
         out += "relay_rooms_active \(activeRooms)\n"
+        family("relay_rooms_spliced", "gauge", "Rooms whose Mac and phone are both admitted here.")
+        out += "relay_rooms_spliced \(splicedRooms)\n"
+        family("relay_rooms_leased", "gauge", "Rooms this node holds the lease of in a shared store.")
+        out += "relay_rooms_leased \(leasedRooms)\n"
         family("relay_store_up", "gauge", "1 while the store can be reached, 0 during an outage.")
         out += "relay_store_up \(storeUp ? 1 : 0)\n"
         if let storedRooms {

@@ -5,7 +5,7 @@ extension RedisRelayStore {
     /// Redis Cluster.
     enum Script: CaseIterable {
         case save, register, addQuota, touch, deleteRoom, addSecret, takeSecret, reap, attempt, acquireLease,
-            releaseLease, leaseHolder
+            releaseLease, leaseHolder, requestMove, takeMoves
 
         var source: String {
             switch self {
@@ -93,6 +93,23 @@ extension RedisRelayStore {
                         return holder
                     end
                     return false
+                    """
+            case .requestMove:
+                // room, holder: the holder's queue is bounded and forgotten after a minute.
+                return """
+                    local key = ARGV[1] .. 'moves:' .. ARGV[3]
+                    redis.call('RPUSH', key, ARGV[2])
+                    redis.call('LTRIM', key, -10000, -1)
+                    redis.call('EXPIRE', key, 60)
+                    return 1
+                    """
+            case .takeMoves:
+                // node: the queue's rooms, the queue emptied.
+                return """
+                    local key = ARGV[1] .. 'moves:' .. ARGV[2]
+                    local rooms = redis.call('LRANGE', key, 0, -1)
+                    redis.call('DEL', key)
+                    return rooms
                     """
             case .deleteRoom:
                 // name

@@ -178,6 +178,21 @@ public final class RedisRelayStore: RelayStore {
         try holder(try script(.leaseHolder, [name, node], "leaseHolder"), "leaseHolder")
     }
 
+    public func requestMove(room name: String, from holder: String) throws(RelayStoreError) {
+        _ = try script(.requestMove, [name, holder], "requestMove")
+    }
+
+    public func takeMoveRequests(node: String) throws(RelayStoreError) -> [String] {
+        let reply = try script(.takeMoves, [node], "takeMoveRequests")
+        guard case .array(let values) = reply else { throw unexpected(reply, "takeMoveRequests") }
+        var rooms: [String] = []
+        for value in values {
+            guard case .string(let bytes) = value else { throw unexpected(reply, "takeMoveRequests") }
+            rooms.append(String(decoding: bytes, as: UTF8.self))
+        }
+        return Array(Set(rooms)).sorted()
+    }
+
     private func holder(_ reply: RedisReply, _ operation: String) throws(RelayStoreError) -> String? {
         switch reply {
         case .null: return nil
