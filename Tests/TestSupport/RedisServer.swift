@@ -67,36 +67,12 @@ public final class RedisServer {
 
     /// True when a server on `path` answers `PING` with `+PONG` (not `-LOADING`).
     static func ping(_ path: String, password: String?) -> Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8.prefix(raw.count - 1))
-            raw.copyBytes(from: bytes + [0])
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
-            }
-        }
-        guard connected else { return false }
-        var timeout = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let request = Array(((password.map { "AUTH \($0)\r\n" } ?? "") + "PING\r\n").utf8)
-        guard write(fd, request, request.count) == request.count else { return false }
-        var reply: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 64)
-        // At most two replies (AUTH's and PING's); a read that times out or ends stops the loop.
-        for _ in 0..<4 {
-            let got = read(fd, &buffer, buffer.count)
-            guard got > 0 else { break }
-            reply += buffer[0..<got]
-            let text = String(decoding: reply, as: UTF8.self)
-            if text.contains("+PONG") { return true }
-            if text.contains("-") { return false }
+        // At most two replies (AUTH's and PING's); an error reply ends it too.
+        let reply = UnixSocketClient.exchange(path, request) { bytes in
+            let text = String(decoding: bytes, as: UTF8.self)
+            return text.contains("+PONG") || text.contains("-")
         }
-        return false
+        return reply.map { String(decoding: $0, as: UTF8.self).contains("+PONG") } ?? false
     }
 }
