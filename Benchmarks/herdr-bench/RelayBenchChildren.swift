@@ -46,13 +46,22 @@ enum RelayBenchChildren {
         return limit.rlim_cur
     }
 
-    /// `relay-child DB ESTABLISHED`: the relay with the protocol's limits, except the daily byte
-    /// quota (the splice run moves more than 512 MiB per room), over SQLite, with `ESTABLISHED`
-    /// rooms registered up front for the signed-join run.
-    static func runRelay(database: String, established: Int) -> Int32 {
+    /// The store a child uses: a Redis URL (`redis://…`, `unix://…`) or an SQLite path.
+    static func openStore(_ spec: String) throws -> any RelayStore {
+        if spec.hasPrefix("redis://") || spec.hasPrefix("unix://") {
+            return try RedisRelayStore(address: RedisAddress(url: spec))
+        }
+        return try SQLiteRelayStore(path: spec)
+    }
+
+    /// `relay-child STORE ESTABLISHED [proxied]`: the relay with the protocol's limits, except the
+    /// daily byte quota (the splice run moves more than 512 MiB per room), over SQLite or Redis
+    /// (`STORE` is a path or a Redis URL), with `ESTABLISHED` rooms registered up front for the
+    /// signed-join run; `proxied` takes client addresses from X-Forwarded-For (behind HAProxy).
+    static func runRelay(database: String, established: Int, proxied: Bool = false) -> Int32 {
         raiseDescriptorLimit()
         do {
-            let store = try SQLiteRelayStore(path: database)
+            let store = try openStore(database)
             let now = Int64(time(nil))
             for index in 0..<established {
                 let key = try RelayJoinKey(roomSecret: roomSecret(index))
@@ -67,9 +76,10 @@ enum RelayBenchChildren {
         let frozen = configuration
         let server: RelayServer
         do {
-            server = try RelayServer(options: .init(bindAddress: "127.0.0.1")) {
-                RelayCore(
-                    configuration: frozen, store: try SQLiteRelayStore(path: database), clock: SystemRelayClock())
+            var options = RelayServer.Options(bindAddress: "127.0.0.1")
+            if proxied { options.clientAddress = .forwardedFor(hops: 1) }
+            server = try RelayServer(options: options) {
+                RelayCore(configuration: frozen, store: try openStore(database), clock: SystemRelayClock())
             }
         } catch {
             FileHandle.standardError.write(Data("relay-child: \(error)\n".utf8))

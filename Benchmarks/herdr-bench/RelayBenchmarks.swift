@@ -66,8 +66,11 @@ struct RelayBenchmarks {
         }
 
         /// User plus system CPU seconds so far.
-        var cpuSeconds: Double {
-            guard let text = try? String(contentsOfFile: "/proc/\(process.pid)/stat", encoding: .utf8),
+        var cpuSeconds: Double { Self.cpuSeconds(pid: process.pid) }
+
+        /// User plus system CPU seconds of process `pid` so far.
+        static func cpuSeconds(pid: pid_t) -> Double {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
                 let close = text.lastIndex(of: ")")
             else { return 0 }
             let fields = text[text.index(after: close)...].split(separator: " ")
@@ -157,26 +160,13 @@ struct RelayBenchmarks {
         var joinRates: [Double] = []
         var verifyRates: [Double] = []
         for round in 0..<runs {
-            let cpuBefore = joinRelay.cpuSeconds
             let total = established / runs
-            let joins = ConcurrentAdmissions(port: joinRelay.port, concurrency: 48, keepOpen: false).run(total: total) {
-                let room = round * total + $0
-                let key = keys[room]
-                let name = names[room]
-                return ConcurrentAdmissions.Client(
-                    source: RelayBenchDriver.sourceAddress(room, perAddress: 50, block: 2), room: name, role: .mac,
-                    proof: { nonce in
-                        let signature =
-                            (try? key.signJoin(role: .mac, nonce: nonce, room: name, origin: RelayBenchChildren.origin))
-                            ?? []
-                        return RelayProof.signature(signature).json
-                    })
+            let outcome = Self.signedJoins(
+                joinRelay, keys: keys, names: names, range: round * total..<(round + 1) * total)
+            if outcome.failed > 0 {
+                report.notes.append("Signed joins: \(outcome.failed) failed; first: \(outcome.firstFailure ?? "?")")
             }
-            let cpu = joinRelay.cpuSeconds - cpuBefore
-            if joins.failed > 0 {
-                report.notes.append("Signed joins: \(joins.failed) failed; first: \(joins.firstFailure ?? "?")")
-            }
-            joinRates.append(Double(joins.admitted) / max(cpu, 0.01))
+            joinRates.append(Double(outcome.admitted) / max(outcome.relayCPU, 0.01))
             verifyRates.append(try Self.opensslEd25519VerifyRate())
         }
         joinRelay.stop()
@@ -204,10 +194,36 @@ struct RelayBenchmarks {
         return report
     }
 
+    /// Signed joins of the established rooms in `range` (a fresh socket each, 48 in flight),
+    /// with the relay child's CPU seconds (and `alsoCPU`'s, e.g. its Redis) spent on them.
+    static func signedJoins(
+        _ relay: Child, keys: [RelayJoinKey], names: [String], range: Range<Int>, alsoCPU: pid_t? = nil
+    ) -> (admitted: Int, failed: Int, relayCPU: Double, otherCPU: Double, firstFailure: String?) {
+        let cpuBefore = relay.cpuSeconds
+        let otherBefore = alsoCPU.map(Child.cpuSeconds(pid:)) ?? 0
+        let joins = ConcurrentAdmissions(port: relay.port, concurrency: 48, keepOpen: false).run(total: range.count) {
+            let room = range.lowerBound + $0
+            let key = keys[room]
+            let name = names[room]
+            return ConcurrentAdmissions.Client(
+                source: RelayBenchDriver.sourceAddress(room, perAddress: 50, block: 2), room: name, role: .mac,
+                proof: { nonce in
+                    let signature =
+                        (try? key.signJoin(role: .mac, nonce: nonce, room: name, origin: RelayBenchChildren.origin))
+                        ?? []
+                    return RelayProof.signature(signature).json
+                })
+        }
+        return (
+            joins.admitted, joins.failed, relay.cpuSeconds - cpuBefore,
+            (alsoCPU.map(Child.cpuSeconds(pid:)) ?? 0) - otherBefore, joins.firstFailure
+        )
+    }
+
     // MARK: - Throughput
 
     /// Bytes per second received by the mac sides while every phone side sends paced 200 KB frames.
-    private func throughput(port: UInt16, relay: Bool) throws -> Double {
+    func throughput(port: UInt16, relay: Bool) throws -> Double {
         var phones: [Int32] = []
         var macs: [Int32] = []
         defer { for fd in phones + macs { close(fd) } }

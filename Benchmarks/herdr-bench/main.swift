@@ -2,19 +2,22 @@ import Foundation
 import Glibc
 
 // herdr-bench: performance targets, measured beside their anchors in the same run.
-//   herdr-bench [ssh] [noise] [pair] [relay] [companion] [terminal] [home]  run the suites (default: all), print Markdown
+//   herdr-bench [ssh] [noise] [pair] [relay] [cluster] [companion] [terminal] [home]  run the suites (default: all), print Markdown
 //   herdr-bench stall-child   internal: the stalled-consumer scenario in a process of its own
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "stall-child" {
     exit(await StallChild.run())
 }
-if arguments.first == "relay-child", arguments.count == 3, let established = Int(arguments[2]) {
-    exit(RelayBenchChildren.runRelay(database: arguments[1], established: established))
+if arguments.first == "relay-child", arguments.count >= 3, let established = Int(arguments[2]) {
+    exit(
+        RelayBenchChildren.runRelay(
+            database: arguments[1], established: established, proxied: arguments.dropFirst(3).first == "proxied"))
 }
 if arguments.first == "splice-child" {
     exit(RelayBenchChildren.runSplice())
 }
-let suites = arguments.isEmpty ? ["ssh", "noise", "pair", "relay", "companion", "terminal", "home"] : arguments
+let suites =
+    arguments.isEmpty ? ["ssh", "noise", "pair", "relay", "cluster", "companion", "terminal", "home"] : arguments
 let environment = ProcessInfo.processInfo.environment
 let runs = Int(environment["HERDR_BENCH_RUNS"] ?? "") ?? 3
 let keystrokes = Int(environment["HERDR_BENCH_KEYSTROKES"] ?? "") ?? 1000
@@ -57,6 +60,15 @@ for suite in suites {
             FileHandle.standardError.write(Data("error: relay benchmark failed: \(error)\n".utf8))
             exit(1)
         }
+    case "cluster":
+        print("Relay cluster: signed joins on Redis beside SQLite, splices through HAProxy, rooms over three nodes")
+        do {
+            let parked = Int(environment["HERDR_BENCH_CLUSTER_PARKED"] ?? "") ?? 6000
+            markdown += try ClusterBenchmarks(runs: runs, parkedRooms: parked, seconds: 5).run().markdown
+        } catch {
+            FileHandle.standardError.write(Data("error: cluster benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
     case "companion":
         print("Relay road: pairing to the room established, and the agent's re-park after a relay restart")
         do {
@@ -87,7 +99,9 @@ for suite in suites {
         }
     default:
         FileHandle.standardError.write(
-            Data("error: unknown suite '\(suite)' (known: ssh, noise, pair, relay, companion, terminal, home)\n".utf8))
+            Data(
+                "error: unknown suite '\(suite)' (known: ssh, noise, pair, relay, cluster, companion, terminal, home)\n"
+                    .utf8))
         exit(64)
     }
 }
