@@ -28,12 +28,16 @@ enum ImportOriginalCommand {
             Examples:
               herdr-relay import-original /var/lib/iterm2-companion-relay/relay.db --dry-run
               herdr-relay import-original /var/lib/iterm2-companion-relay/relay.db --db /var/lib/herdr-relay/relay.sqlite
+              RELAY_REDIS_URL=redis://10.1.0.5:6379/0 herdr-relay import-original /var/lib/iterm2-companion-relay/relay.db
             """,
         arguments: [PositionalSpec("file", help: "The original relay's SQLite file.")],
         options: [
             OptionSpec(
                 "db", valueName: "file",
                 help: "This relay's store (default: RELAY_DB, else $XDG_STATE_HOME/herdr-relay/relay.sqlite)."),
+            OptionSpec(
+                "store", valueName: "url",
+                help: "The Redis of a cluster instead (RELAY_REDIS_URL): redis://HOST:PORT/DB or unix:///PATH."),
             idleSetting.option,
         ],
         flags: [FlagSpec("dry-run", help: "Report what would be carried; write nothing.")],
@@ -54,6 +58,8 @@ enum ImportOriginalCommand {
     struct Request: Sendable {
         var source: String
         var destination: String
+        /// The cluster's Redis (`--store`, `RELAY_REDIS_URL`); nil: the SQLite file `destination`.
+        var redis: RedisAddress?
         /// Seconds.
         var idleLifetime: Int64
         var dryRun: Bool
@@ -61,7 +67,12 @@ enum ImportOriginalCommand {
         init(_ arguments: ParsedArguments, environment: [String: String]) throws(UsageError) {
             source = arguments.positional("file") ?? ""
             let variable = environment["RELAY_DB"].flatMap { $0.isEmpty ? nil : $0 }
-            destination = arguments.string("db") ?? variable ?? ServeSettings.defaultDatabasePath(environment)
+            redis = try ServeSettings.redisAddress(arguments) { name in
+                environment[name].flatMap { $0.isEmpty ? nil : $0 }
+            }
+            destination =
+                redis?.description ?? arguments.string("db") ?? variable
+                ?? ServeSettings.defaultDatabasePath(environment)
             guard destination != ":memory:" else { throw arguments.usageError("--db must be a file, not :memory:") }
             var configuration = RelayConfiguration(origin: "https://import.invalid", attestationRequired: true)
             let setting = ImportOriginalCommand.idleSetting
@@ -72,7 +83,7 @@ enum ImportOriginalCommand {
             }
             idleLifetime = configuration.idleRoomLifetime
             dryRun = arguments.flag("dry-run")
-            if Self.sameFile(source, destination) {
+            if redis == nil, Self.sameFile(source, destination) {
                 throw arguments.usageError(
                     "\(source) is both the original's file and this relay's store; give this relay's store with --db")
             }
@@ -96,7 +107,9 @@ enum ImportOriginalCommand {
             let report: OriginalRelayImport.Report
             do {
                 let store: any RelayStore
-                if dryRun, !FileManager.default.fileExists(atPath: destination) {
+                if let redis {
+                    store = try RedisRelayStore(address: redis, idleLifetime: idleLifetime)
+                } else if dryRun, !FileManager.default.fileExists(atPath: destination) {
                     store = MemoryRelayStore()
                 } else {
                     ServeSettings.createDatabaseDirectory(for: destination)

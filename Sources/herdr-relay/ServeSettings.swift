@@ -131,7 +131,7 @@ struct ServeSettings: Sendable {
     }
 
     /// `--store`, else `RELAY_REDIS_URL` unless `--db` was given; one store, never both.
-    private static func redisAddress(_ arguments: ParsedArguments, _ variable: (String) -> String?) throws(UsageError)
+    static func redisAddress(_ arguments: ParsedArguments, _ variable: (String) -> String?) throws(UsageError)
         -> RedisAddress?
     {
         let text: String

@@ -70,6 +70,40 @@ import Testing
         #expect(relay.terminate() == 0)
     }
 
+    /// Moving from the original straight to a cluster: the rooms go into the cluster's Redis
+    /// (RELAY_REDIS_URL, as the nodes read it) and a node on that Redis admits the devices.
+    @Test func importIntoTheClustersRedis() throws {
+        let directory = try TemporaryDirectory()
+        let originalPath = directory.appending("relay.db").path
+        let redis = try RedisServer()
+        let key = try RelayJoinKey(roomSecret: RelayJoinKey.makeRoomSecret())
+        let room = Hex.encodeRandomRoom()
+        do {
+            let file = try OriginalRelayFile(path: originalPath)
+            try file.putEstablishedRoom(
+                room, verifier: key.verifier.raw, lastActivityMilliseconds: Int64(time(nil)) * 1000 - 60_000)
+        }
+        let environment = ProcessInfo.processInfo.environment.merging(["RELAY_REDIS_URL": redis.url()]) { $1 }
+        let result = try ProcessRunner.run(
+            RelayProcess.executable, ["import-original", originalPath], environment: environment, timeout: 30)
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("importing \(originalPath) into \(redis.url())"), "\(result.stdout)")
+        #expect(result.stdout.contains("carried 1 established room(s) (0 already here)"), "\(result.stdout)")
+
+        let relay = try RelayProcess(
+            ["--origin", Self.origin, "--listen", "127.0.0.1:0", "--store", redis.url()],
+            environment: ["ATTEST_REQUIRED": "false"])
+        let endpoint = try RelayEndpoint(parsing: Self.origin).connecting(
+            toHost: "127.0.0.1", port: relay.port, tls: false)
+        let mac = try RelayConnection.connect(to: endpoint, room: room, role: .mac, credential: .joinKey(key))
+        defer { mac.close() }
+        let unsigned = try #require(throws: RelayClientError.self) {
+            try RelayConnection.connect(to: endpoint, room: room, role: .phone, credential: .none)
+        }
+        #expect(unsigned.serverError == "signature required")
+        #expect(relay.terminate() == 0)
+    }
+
     @Test func theOriginalsFileIsNeverTheStore() throws {
         let directory = try TemporaryDirectory()
         let path = directory.appending("relay.db").path
