@@ -50,6 +50,9 @@ public struct DeviceRelayConnection: Sendable {
         case displaced
         /// The relay refused for a reason retrying cannot mend.
         case refused(String)
+        /// The relay is a cluster moving this room to another of its nodes (4421 `reshard`, HTTP
+        /// 421): try again shortly.
+        case resharding(relay: String)
 
         static func utc(_ date: Date) -> String {
             let formatter = DateFormatter()
@@ -71,6 +74,7 @@ public struct DeviceRelayConnection: Sendable {
             case .pairingGone(let why):
                 "the pairing was removed on the computer, or it expired (\(why)); pair again with a new code from herdr-host pair"
             case .unavailable(let why): why
+            case .resharding(let relay): "the relay \(relay) is moving this room to another of its nodes"
             }
         }
     }
@@ -175,7 +179,8 @@ public struct DeviceRelayConnection: Sendable {
         case .stop(.roomDeleted), .stop(.pairingCycleCap): .pairingGone(error.close?.reason ?? "room deleted")
         case .stop(.displaced): .displaced
         case .stop(.refused(let why)): .refused(why)
-        case .stop(.stopped), .retry, .retrySoon: .unavailable(error.message)
+        case .retrySoon: .resharding(relay: pairing.relay.host)
+        case .stop(.stopped), .retry: .unavailable(error.message)
         }
     }
 
@@ -190,7 +195,8 @@ public struct DeviceRelayConnection: Sendable {
         case .stop(.roomDeleted), .stop(.pairingCycleCap): .pairingGone(close.reason)
         case .stop(.displaced): .displaced
         case .stop(.refused(let why)): .refused(why)
-        case .stop(.stopped), .retry, .retrySoon: .unavailable("the relay closed the connection (\(close))")
+        case .retrySoon: .resharding(relay: pairing.relay.host)
+        case .stop(.stopped), .retry: .unavailable("the relay closed the connection (\(close))")
         }
     }
 }

@@ -198,7 +198,7 @@ public final class RelayLink: Sendable {
 
     /// Reshards in a row answered soon; past this the ordinary backoff applies, so a balancer
     /// that never settles (one that does not hash on the room) is not hammered.
-    static let soonRetries = 20
+    public static let soonRetries = 20
 
     /// After an admitted connection ended.
     public static func disposition(after end: RelayConnectionEnd) -> Disposition {

@@ -269,6 +269,7 @@ public final class CompanionTerminalConnection: Sendable {
     private func run() {
         session.withLock { $0 = DeviceSession(name: configuration.session, window: configuration.window) }
         var attempt = 0
+        var reshards = 0
         var lastReason = ""
         while !isCancelled {
             let established: DeviceRelayConnection.Established
@@ -279,6 +280,7 @@ public final class CompanionTerminalConnection: Sendable {
                 do {
                     established = try configuration.roads.connect()
                 } catch {
+                    if case .resharding = error, waitSoon(&reshards, reason: error.description) { continue }
                     if let end = stop(after: error, attempt: attempt) { return finish(end) }
                     lastReason = error.description
                     if case .computerOffline = error, !session.withLock({ $0.hasStarted }) {
@@ -293,6 +295,7 @@ public final class CompanionTerminalConnection: Sendable {
                     continue
                 }
             }
+            reshards = 0
             if established.registeredNow { emit(.registered) }
             let road = established.road
             emit(.connected(via: road))
@@ -335,6 +338,7 @@ public final class CompanionTerminalConnection: Sendable {
                 // A probe closed the relay connection to move to the home channel it brought up.
                 if control.withLock({ $0.switchTo != nil }) { continue }
                 let failure = configuration.roads.classify(end, on: road)
+                if case .resharding = failure, waitSoon(&reshards, reason: failure.description) { continue }
                 if let end = stop(after: failure, attempt: 1) { return finish(end) }
                 lastReason = failure.description
                 if session.withLock({ $0.hasStarted }) { attempt = 0 }
@@ -502,7 +506,7 @@ public final class CompanionTerminalConnection: Sendable {
         switch failure {
         case .pairingGone: return .failed(Failure(.pairingGone, failure.description))
         case .quotaExceeded, .displaced, .refused: return .failed(Failure(.relayRefused, failure.description))
-        case .unavailable(let why):
+        case .unavailable(let why), .resharding(relay: let why):
             // Nothing ran yet and this was the first try: say so at once, as ssh does.
             if attempt == 0, !session.withLock({ $0.hasStarted }) { return .failed(Failure(.unreachable, why)) }
             return nil
@@ -514,6 +518,17 @@ public final class CompanionTerminalConnection: Sendable {
             }
             return nil
         }
+    }
+
+    /// A relay cluster moving the room: wait a fraction of a second (not a backoff step), up to
+    /// RelayLink's number of reshards in a row; false once they are used up or on cancel.
+    private func waitSoon(_ reshards: inout Int, reason: String) -> Bool {
+        guard reshards < RelayLink.soonRetries, !isCancelled else { return false }
+        reshards += 1
+        // A session under way says why the screen is still; a first connect just takes a moment.
+        if session.withLock({ $0.hasStarted }) { emit(.reconnecting(attempt: reshards, reason: reason)) }
+        _ = wakeUp.wait(timeout: .now() + RelayBackoff.soonDelay(random: Double.random(in: 0...1)))
+        return !isCancelled
     }
 
     private func giveUp(attempt: Int, lastReason: String) -> Failure {
