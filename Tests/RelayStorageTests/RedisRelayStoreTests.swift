@@ -80,10 +80,41 @@ import Testing
         #expect(health.contains("Redis at unix://\(server.socketPath)"), "\(health)")
         #expect(throws: RelayStoreError.self) { try store.takeSecret(.ticket, digest: [1], room: room, now: 1) }
         try server.start()
-        #expect(store.checkHealth() == nil)
+        // The reconnect runs on a thread of its own: calls fail at once until it has finished.
+        #expect(try waitUntilHealthy(store))
         // No AOF: the data went with the process, and the store serves the fresh server.
         #expect(try store.room(named: room) == nil)
         #expect(try store.registerVerifier([2], room: room, now: 2))
+    }
+
+    /// Asks `store` for its health until it is healthy, at most 10 s.
+    private func waitUntilHealthy(_ store: RedisRelayStore) throws -> Bool {
+        for _ in 0..<1000 {
+            if store.checkHealth() == nil { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+
+    /// A Redis that stops answering (SIGSTOP: the socket stays open, nothing comes back) costs
+    /// the owner one timeout; the reconnects that follow happen off its thread, so its calls fail
+    /// at once while the server stays silent.
+    @Test func aSilentRedisCostsOneTimeoutThenCallsFailAtOnce() throws {
+        let server = try RedisServer()
+        let store = try RedisRelayStore(
+            address: RedisAddress(url: server.url()), timeoutMilliseconds: 300, retryMilliseconds: 0)
+        let pid = try #require(server.pid)
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) }
+        let first = #expect(throws: RelayStoreError.self) { try store.roomCount() }
+        #expect(first?.isUnavailable == true, "\(String(describing: first))")
+        // The connects now wait on the stopped server in the background; each call returns at
+        // once instead of waiting its timeout (100 calls would take 30 s if they waited).
+        let start = ContinuousClock.now
+        for _ in 0..<100 { #expect(throws: RelayStoreError.self) { try store.roomCount() } }
+        #expect(ContinuousClock.now - start < .seconds(5))
+        kill(pid, SIGCONT)
+        #expect(try waitUntilHealthy(store))
     }
 
     /// While an outage is recent, calls fail at once without trying to connect: with a minute

@@ -16,18 +16,14 @@ import HerdrCrypto
 /// are stored by SHA-256 digest only, as in every store.
 ///
 /// When Redis cannot be reached (refused, timed out, restarting) every call throws an
-/// `unavailable` error at once; the store tries to connect again at most once a second, so a
-/// Redis that comes back is used again without a restart. Not thread-safe: one owner.
+/// `unavailable` error at once; the store tries to connect again at most once a second, on a
+/// thread of its own (`RedisConnector`), so a Redis that comes back is used again without a
+/// restart. Not thread-safe: one owner.
 public final class RedisRelayStore: RelayStore {
     public let address: RedisAddress
     private let keyPrefix: String
     private let idleLifetime: Int64
-    private let timeoutMilliseconds: Int
-    private let retryMilliseconds: Int64
-    private var connection: RedisConnection?
-    private var scriptDigests: [Script: [UInt8]] = [:]
-    private var outage: String?
-    private var lastAttempt: Int64?
+    private let connector: RedisConnector
 
     /// Connects now: a URL that names no reachable Redis, a wrong password or a database Redis does
     /// not have fails here, with what Redis said.
@@ -42,9 +38,8 @@ public final class RedisRelayStore: RelayStore {
         self.address = address
         self.keyPrefix = keyPrefix
         self.idleLifetime = idleLifetime
-        self.timeoutMilliseconds = timeoutMilliseconds
-        self.retryMilliseconds = retryMilliseconds
-        _ = try live()
+        connector = try RedisConnector(
+            address: address, timeoutMilliseconds: timeoutMilliseconds, retryMilliseconds: retryMilliseconds)
     }
 
     // MARK: - The contract
@@ -216,50 +211,20 @@ public final class RedisRelayStore: RelayStore {
 
     private var roomTTL: Int64 { idleLifetime + 86_400 }
 
-    private static func milliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-    }
-
-    /// The connection, connecting (and loading the scripts) when there is none and the last try is
-    /// at least `retryMilliseconds` old.
-    private func live() throws(RelayStoreError) -> RedisConnection {
-        if let connection, !connection.isBroken { return connection }
-        connection = nil
-        let now = Self.milliseconds()
-        if let lastAttempt, let outage, now - lastAttempt < retryMilliseconds {
-            throw RelayStoreError(outage, unavailable: true)
-        }
-        lastAttempt = now
-        do throws(RelayStoreError) {
-            let fresh = try RedisConnection(address: address, timeoutMilliseconds: timeoutMilliseconds)
-            for script in Script.allCases {
-                let reply = try fresh.command(["SCRIPT", "LOAD", script.source].map { Array($0.utf8) })
-                guard case .string(let digest) = reply else {
-                    throw RelayStoreError("Redis at \(address) refused SCRIPT LOAD: \(reply.text)", unavailable: true)
-                }
-                scriptDigests[script] = digest
-            }
-            connection = fresh
-            outage = nil
-            return fresh
-        } catch {
-            outage = error.message
-            throw RelayStoreError(error.message, unavailable: true)
-        }
-    }
-
     /// One command. A lost connection, or Redis saying it cannot serve now (loading its data,
     /// a read-only replica, out of memory), is an outage; any other error reply is an error.
     private func run(_ arguments: [any RedisArgument], _ operation: String) throws(RelayStoreError) -> RedisReply {
-        let connection = try live()
+        try run(arguments, operation, on: try connector.live())
+    }
+
+    private func run(_ arguments: [any RedisArgument], _ operation: String, on live: RedisConnector.Live)
+        throws(RelayStoreError) -> RedisReply
+    {
         let reply: RedisReply
         do {
-            reply = try connection.command(arguments.map(\.redisBytes))
+            reply = try live.connection.command(arguments.map(\.redisBytes))
         } catch {
-            outage = error.message
-            lastAttempt = Self.milliseconds()
+            connector.lost(error.message)
             throw error
         }
         if case .error(let message) = reply {
@@ -267,26 +232,22 @@ public final class RedisRelayStore: RelayStore {
             let busy = ["LOADING", "READONLY", "MASTERDOWN", "OOM", "BUSY", "NOAUTH"].contains {
                 message.hasPrefix($0)
             }
-            if busy {
-                self.connection = nil
-                outage = text
-                lastAttempt = Self.milliseconds()
-            }
+            if busy { connector.lost(text) }
             throw RelayStoreError(text, unavailable: busy)
         }
         return reply
     }
 
-    /// Runs a script by digest, loading it again if Redis lost it (`SCRIPT FLUSH`, a restart).
+    /// Runs a script by digest, loading it again if Redis lost it (`SCRIPT FLUSH`).
     private func script(_ script: Script, _ arguments: [any RedisArgument], _ operation: String)
         throws(RelayStoreError) -> RedisReply
     {
-        _ = try live()
+        let live = try connector.live()
         let tail: [any RedisArgument] = ["0", keyPrefix] + arguments
         do {
-            return try run(["EVALSHA", scriptDigests[script] ?? []] + tail, operation)
+            return try run(["EVALSHA", live.scripts[script] ?? []] + tail, operation, on: live)
         } catch  where error.message.contains("NOSCRIPT") {
-            return try run(["EVAL", script.source] + tail, operation)
+            return try run(["EVAL", script.source] + tail, operation, on: live)
         }
     }
 
