@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?=
 
-.PHONY: all deps build release test demo bench format lint clean
+.PHONY: all deps build release test demo bench fuzz format lint clean
 
 all: build
 
@@ -23,6 +23,12 @@ release: deps
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --no-parallel $(SWIFT_FLAGS)
+	FUZZ_RUNS=3000 bash scripts/fuzz.sh
+
+# Every parser under libFuzzer with AddressSanitizer, FUZZ_RUNS executions each (default
+# 1,000,000); FUZZ_TARGETS="a b" runs some. docs/fuzzing.md lists the targets and their last run.
+fuzz: deps
+	bash scripts/fuzz.sh
 
 demo: build
 	@bash scripts/demo.sh
@@ -33,10 +39,10 @@ bench: release
 	.build/release/herdr-bench
 
 format:
-	$(SWIFT) format -i -r Sources Tests Benchmarks Package.swift
+	$(SWIFT) format -i -r Sources Tests Benchmarks Fuzz Package.swift
 
 lint:
-	$(SWIFT) format lint -r Sources Tests Benchmarks
+	$(SWIFT) format lint -r Sources Tests Benchmarks Fuzz
 
 clean:
 	rm -rf .build

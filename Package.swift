@@ -105,6 +105,19 @@ let package = Package(
             ],
             path: "Benchmarks/herdr-bench"),
 
+        // Every parser under libFuzzer (`make fuzz`); built without the fuzzer it replays inputs
+        // (the committed corpus, the regression inputs) for `make test`.
+        .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
+        .executableTarget(
+            name: "herdr-fuzz",
+            dependencies: [
+                "CFuzzDriver", "HomeRoad", "RelayStorage", "RelayProtocol", "RelayServer", "WebWire", "PeerGate",
+                "PeerGateListener", "Companion", "Noise", "HerdrBase", "HerdrKit", "HerdrCrypto", "SSHPairingHost",
+                "CLISupport",
+            ],
+            path: "Fuzz/herdr-fuzz",
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+
         // Real peers for tests and benchmarks: sshd, tmux, temporary directories, processes.
         .target(name: "TestSupport", dependencies: ["CSystem", "CSQLite"], path: "Tests/TestSupport"),
         .testTarget(name: "SSHClientTests", dependencies: ["SSHClient", "TestSupport"]),
@@ -114,6 +127,7 @@ let package = Package(
         .testTarget(
             name: "NoiseTests", dependencies: ["Noise", "Companion", "RelayProtocol", "HerdrCrypto", "TestSupport"],
             exclude: ["Peers", "Vectors"]),
+        .testTarget(name: "FuzzReplayTests", dependencies: ["herdr-fuzz", "TestSupport"]),
         .testTarget(name: "HomeRoadTests", dependencies: ["HomeRoad", "PeerGate", "RelayClient"]),
         .testTarget(name: "PeerGateTests", dependencies: ["PeerGate", "PeerGateListener", "TestSupport"]),
         .testTarget(name: "HerdrRemoteTests", dependencies: ["herdr-remote", "HerdrKit", "TestSupport"]),

@@ -77,3 +77,27 @@ import Testing
         #expect(try RedisAddress(url: "unix:///tmp/r.sock").description == "unix:///tmp/r.sock?db=0")
     }
 }
+
+/// Inputs the fuzzer found (Fuzz/regressions/redis-url), kept as ordinary tests.
+@Suite struct RedisAddressFuzzFindings {
+    /// Credentials end where the authority does: an `@` after the first slash is the path's.
+    @Test func anAtSignInThePathIsNoUserinfo() {
+        let error = #expect(throws: RelayStoreError.self) {
+            try RedisAddress(url: "redis://u/TTTTTTTTTTTTTT%00'rediTTTTTTTTTT0x:@1")
+        }
+        #expect(error?.message.contains("database must be a number") == true, "\(String(describing: error))")
+    }
+
+    @Test func aUserWithAControlCharacterIsRefused() {
+        let error = #expect(throws: RelayStoreError.self) { try RedisAddress(url: "redis://a%00b:pw@host") }
+        #expect(error?.message.contains("control character") == true)
+    }
+
+    /// A user with characters a URL reserves is shown escaped, so the description reads back.
+    @Test func aUserIsShownEscaped() throws {
+        let address = try RedisAddress(url: "redis://us%40er%3A1:pw@host:7/2")
+        #expect(address.user == "us@er:1")
+        #expect(address.description == "redis://us%40er%3A1:***@host:7/2")
+        #expect(try RedisAddress(url: address.description).user == "us@er:1")
+    }
+}

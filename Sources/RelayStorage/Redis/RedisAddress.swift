@@ -62,7 +62,13 @@ public struct RedisAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     private init(tcpURL rest: String) throws(RelayStoreError) {
+        // The authority ends at the first slash; only there can credentials be.
         var remainder = Substring(rest)
+        var path: Substring = ""
+        if let slash = remainder.firstIndex(of: "/") {
+            path = remainder[remainder.index(after: slash)...]
+            remainder = remainder[..<slash]
+        }
         var user: String?
         var password: String?
         if let at = remainder.lastIndex(of: "@") {
@@ -78,11 +84,7 @@ public struct RedisAddress: Sendable, Hashable, CustomStringConvertible {
             }
         }
         var database = 0
-        if let slash = remainder.firstIndex(of: "/") {
-            let path = remainder[remainder.index(after: slash)...]
-            remainder = remainder[..<slash]
-            if !path.isEmpty { database = try Self.database(path) }
-        }
+        if !path.isEmpty { database = try Self.database(path) }
         let host: Substring
         var portText: Substring?
         if remainder.hasPrefix("[") {
@@ -150,6 +152,9 @@ public struct RedisAddress: Sendable, Hashable, CustomStringConvertible {
         guard let decoded = String(validating: bytes, as: UTF8.self) else {
             throw RelayStoreError("Redis URL \(what) is not UTF-8 once decoded")
         }
+        guard bytes.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) else {
+            throw RelayStoreError("Redis URL \(what) has a control character once decoded")
+        }
         return decoded
     }
 
@@ -162,12 +167,28 @@ public struct RedisAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// `%XX` for every byte of a user name that is not unreserved in a URL, so the description
+    /// reads back as the same user.
+    private static func escape(_ text: String) -> String {
+        let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
+        let digits = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        for byte in text.utf8 {
+            if unreserved.contains(byte) {
+                out.append(byte)
+            } else {
+                out += [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// The URL again, the password shown as `***`.
     public var description: String {
         switch endpoint {
         case .tcp(let host, let port):
             let shownHost = host.contains(":") ? "[\(host)]" : host
-            let credentials = password == nil ? "" : "\(user ?? ""):***@"
+            let credentials = password == nil ? "" : "\(Self.escape(user ?? "")):***@"
             return "redis://\(credentials)\(shownHost):\(port)/\(database)"
         case .unix(let path):
             return "unix://\(path)?db=\(database)"

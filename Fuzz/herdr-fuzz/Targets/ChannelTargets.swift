@@ -1,0 +1,4 @@
+extension FuzzTargets {
+    /// The channel parsers' targets.
+    static let channel: [FuzzTarget] = []
+}

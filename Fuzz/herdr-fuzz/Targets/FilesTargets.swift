@@ -1,0 +1,4 @@
+extension FuzzTargets {
+    /// The files parsers' targets.
+    static let files: [FuzzTarget] = []
+}

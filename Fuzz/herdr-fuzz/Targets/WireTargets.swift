@@ -1,0 +1,4 @@
+extension FuzzTargets {
+    /// The wire parsers' targets.
+    static let wire: [FuzzTarget] = []
+}
