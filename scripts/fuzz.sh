@@ -4,11 +4,15 @@
 # seed corpus (Fuzz/corpus/TARGET) and dictionary (Fuzz/dict/TARGET.dict, when there is one).
 # New inputs go to .build/fuzz/corpus/TARGET, findings to .build/fuzz/findings/, each target's
 # log to .build/fuzz/logs/. Prints a Markdown row per target (executions, exec/s, coverage,
-# findings) and exits 1 if any target found something. `make test` runs it with FUZZ_RUNS=3000.
+# findings) and exits 1 if any target found something. `make test` runs it with FUZZ_RUNS=3000
+# and FUZZ_SEED=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=${FUZZ_RUNS:-1000000}
+# 0: a random seed each run (long runs explore); make test fixes it, so its short runs are the
+# same on every machine and a finding there is the code's, not the dice's.
+seed=${FUZZ_SEED:-0}
 build=.build/fuzz
 echo "Building herdr-fuzz with -sanitize=fuzzer,address (in $build)"
 swift build -c release --build-path "$build" --product herdr-fuzz \
@@ -31,7 +35,7 @@ for target in $targets; do
   seeds=Fuzz/corpus/$target
   work=$build/corpus/$target
   mkdir -p "$work"
-  options=(-runs="$runs" -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1
+  options=(-runs="$runs" -seed="$seed" -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1
     -artifact_prefix="$build/findings/$target-")
   [ -f "Fuzz/dict/$target.dict" ] && options+=(-dict="Fuzz/dict/$target.dict")
   log=$build/logs/$target.log
