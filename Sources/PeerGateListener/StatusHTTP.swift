@@ -58,6 +58,8 @@ public struct HTTPRequestHeadParser: Sendable {
     }
 
     private var buffer: [UInt8] = []
+    /// How far the search for the blank line has got, so byte-at-a-time input stays linear.
+    private var scanned = 0
     private var done = false
     /// Once `next()` returned a head: its length in bytes, blank line included. Bytes the caller
     /// appended beyond it (a body, or a first WebSocket frame) start there.
@@ -73,7 +75,9 @@ public struct HTTPRequestHeadParser: Sendable {
     /// The parsed head, or a verdict; nil while more bytes are needed. Answers once.
     public mutating func next() -> Result? {
         guard !done else { return nil }
-        guard let end = Self.blankLine(in: buffer) else {
+        let found = Self.blankLine(in: buffer, from: scanned)
+        scanned = max(scanned, buffer.count)
+        guard let end = found else {
             if buffer.count > Self.maximumHeadLength {
                 done = true
                 return .tooLarge
@@ -87,10 +91,11 @@ public struct HTTPRequestHeadParser: Sendable {
         return result
     }
 
-    /// The index just past the first CRLF CRLF.
-    private static func blankLine(in bytes: [UInt8]) -> Int? {
+    /// The index just past the first CRLF CRLF that ends at or after `start` (the bytes before
+    /// it were searched already).
+    private static func blankLine(in bytes: [UInt8], from start: Int) -> Int? {
         guard bytes.count >= 4 else { return nil }
-        for index in 3..<bytes.count
+        for index in max(start, 3)..<bytes.count
         where bytes[index] == 0x0a && bytes[index - 1] == 0x0d && bytes[index - 2] == 0x0a && bytes[index - 3] == 0x0d {
             return index + 1
         }

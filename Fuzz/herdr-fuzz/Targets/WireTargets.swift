@@ -1,4 +1,7 @@
 extension FuzzTargets {
     /// The wire parsers' targets.
-    static let wire: [FuzzTarget] = []
+    static let wire: [FuzzTarget] = [
+        httpRequestHead, httpResponseHead, webSocketFrame, webSocketStream, webSocketDifferential, relayAdmission,
+        relayHTTPBody, peerAddress,
+    ]
 }
