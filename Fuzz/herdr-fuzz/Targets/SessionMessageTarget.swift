@@ -1,0 +1,63 @@
+import Companion
+import HerdrBase
+
+extension FuzzTargets {
+    /// The companion session protocol (docs/companion.md, "The session protocol"): any bytes
+    /// parse or are refused with a reason. A parsed message re-encodes to the very bytes it came
+    /// from (a refusal reason this side does not know reads as `other`, the one byte that may
+    /// change), the encoding parses back to the same message, and every documented bound holds:
+    /// at most one frame's chunk, cells 1-1000, the flow-control window, 16-byte tokens, herdr's
+    /// session-name rule, texts and signal names within their limits, data within `maximumData`.
+    static let sessionMessage = FuzzTarget("session-message", "Companion session protocol messages") { data in
+        let message: SessionMessage
+        do throws(SessionMessageError) {
+            message = try SessionMessage(parsing: data)
+        } catch {
+            FuzzCheck.expect(!error.description.isEmpty, "a refusal without a reason")
+            return
+        }
+        FuzzCheck.expect(SessionMessage.isSession(data), "a message that is not a session message parsed")
+        FuzzCheck.expect(data.count <= SessionMessage.maximumLength, "a message over the length limit parsed")
+        let encoded = message.bytes
+        FuzzCheck.expect(
+            (try? SessionMessage(parsing: encoded)) == message, "the encoding does not parse back to the message")
+        var unknownReason = false
+        if case .refused(_, .other, _) = message, data.count > 5, data[5] != SessionRefusal.other.rawValue {
+            unknownReason = true
+        }
+        if unknownReason {
+            var expected = data
+            expected[5] = SessionRefusal.other.rawValue
+            FuzzCheck.expect(encoded == expected, "a refusal re-encodes to other bytes")
+        } else {
+            FuzzCheck.expect(encoded == data, "the message re-encodes to other bytes")
+        }
+        func cellsInBounds(_ cols: Int, _ rows: Int) -> Bool {
+            (1...SessionMessage.maximumCells).contains(cols) && (1...SessionMessage.maximumCells).contains(rows)
+        }
+        switch message {
+        case .open(_, let name, let cols, let rows, let window):
+            FuzzCheck.expect(cellsInBounds(cols, rows), "cells out of bounds")
+            FuzzCheck.expect(SessionMessage.windowRange.contains(window), "a window out of bounds")
+            FuzzCheck.expect(name.map(HerdrSessionName.isValid) ?? true, "a session name herdr refuses")
+        case .resume(_, let token, _, let cols, let rows, let window):
+            FuzzCheck.expect(token.count == SessionMessage.tokenSize, "a token of the wrong size")
+            FuzzCheck.expect(cellsInBounds(cols, rows), "cells out of bounds")
+            FuzzCheck.expect(SessionMessage.windowRange.contains(window), "a window out of bounds")
+        case .started(_, let token, _, let window):
+            FuzzCheck.expect(token.count == SessionMessage.tokenSize, "a token of the wrong size")
+            FuzzCheck.expect(SessionMessage.windowRange.contains(window), "a window out of bounds")
+        case .output(_, _, let bytes), .input(_, let bytes):
+            FuzzCheck.expect(bytes.count <= SessionMessage.maximumData, "data over maximumData")
+        case .resize(_, let cols, let rows):
+            FuzzCheck.expect(cellsInBounds(cols, rows), "cells out of bounds")
+        case .exit(_, _, _, let signal):
+            FuzzCheck.expect((signal?.utf8.count ?? 0) <= SessionMessage.maximumSignalName, "a signal name too long")
+            FuzzCheck.expect(signal?.isEmpty != true, "an empty signal name")
+        case .refused(_, _, let text):
+            FuzzCheck.expect(text.utf8.count <= SessionMessage.maximumText, "a refusal text too long")
+        case .credit, .endOfInput, .close:
+            break
+        }
+    }
+}
