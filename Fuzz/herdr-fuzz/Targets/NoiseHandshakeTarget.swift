@@ -6,8 +6,9 @@ extension FuzzTargets {
     /// fixed keys): the first byte picks the reader (0 a fresh responder reading message 1, 1 the
     /// initiator that sent message 1 reading message 2, 2 the responder that read message 1 and
     /// wrote message 2 reading message 3) and the rest is the message. A message is accepted only
-    /// if it is the genuine one, and then the reader ends where the genuine exchange does (same
-    /// handshake hash, the phone's static key learnt from message 3); a refused message leaves
+    /// if it is the genuine one, and then the reader ends where the genuine exchange does (its own
+    /// next message is the genuine one, the same handshake hash, the phone's static key learnt
+    /// from message 3); a refused message leaves
     /// the state as it was (ReadMessage is a transaction), so the genuine message is still
     /// accepted after it.
     static let noiseHandshake = FuzzTarget("noise-handshake", "Noise XK handshake messages 1, 2 and 3 (read side)") {
