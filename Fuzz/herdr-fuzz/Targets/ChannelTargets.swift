@@ -1,4 +1,7 @@
 extension FuzzTargets {
     /// The channel parsers' targets.
-    static let channel: [FuzzTarget] = []
+    static let channel: [FuzzTarget] = [
+        noiseHandshake, secureChannel, noiseTransport, sessionMessage, companionMessage, companionCode,
+        pairingPayload,
+    ]
 }
