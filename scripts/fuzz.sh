@@ -14,12 +14,13 @@ runs=${FUZZ_RUNS:-1000000}
 # same on every machine and a finding there is the code's, not the dice's.
 seed=${FUZZ_SEED:-0}
 build=.build/fuzz
+mkdir -p "$build"
 echo "Building herdr-fuzz with -sanitize=fuzzer,address (in $build)"
 swift build -c release --build-path "$build" --product herdr-fuzz \
   -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING \
-  -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld >"$build.build-log" 2>&1 || {
-  tail -40 "$build.build-log" >&2
-  echo "error: the fuzz build failed (whole log: $build.build-log)" >&2
+  -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld >"$build/build.log" 2>&1 || {
+  tail -40 "$build/build.log" >&2
+  echo "error: the fuzz build failed (whole log: $build/build.log)" >&2
   exit 1
 }
 binary=$build/release/herdr-fuzz
