@@ -90,9 +90,15 @@ let package = Package(
         .target(name: "HomeRoad", dependencies: ["RelayClient", "PeerGate", "PeerGateListener", "CSystem"]),
         // The relay protocol's client side: admission as mac or phone, splice, keepalive, reconnect, HTTP endpoints.
         .target(name: "RelayClient", dependencies: ["RelayProtocol", "WebWire", "TLS", "HerdrCrypto", "CSystem"]),
+        // herdr-relay serve's command line: its spec, its settings from flags and environment. Pure.
+        .target(
+            name: "RelayCommandLine",
+            dependencies: ["CLISupport", "PeerGate", "RelayClient", "RelayProtocol", "RelayServer", "RelayStorage"]),
         .executableTarget(
             name: "herdr-relay",
-            dependencies: ["RelayServer", "RelayStorage", "RelayClient", "CLISupport", "HerdrCrypto"]),
+            dependencies: [
+                "RelayServer", "RelayStorage", "RelayClient", "CLISupport", "HerdrCrypto", "RelayCommandLine",
+            ]),
         .executableTarget(
             name: "herdr-pair", dependencies: ["SSHPairingHost", "TerminalQR", "HerdrKit", "HerdrCrypto", "CLISupport"]),
         // Performance targets beside their anchors (OpenSSH, openssl speed, raw sockets): `make bench`.
