@@ -85,7 +85,9 @@ let package = Package(
             ]),
         .executableTarget(
             name: "herdr-remote",
-            dependencies: ["HerdrKit", "Companion", "RelayClient", "HomeRoad", "CLISupport", "CZBar", "CLibPNG"]),
+            dependencies: ["HerdrKit", "Companion", "RelayClient", "HomeRoad", "CLISupport", "PairImage"]),
+        // `herdr-remote pair --image`'s reader: a PNG (libpng) to the text of its QR codes (zbar).
+        .target(name: "PairImage", dependencies: ["CZBar", "CLibPNG"]),
         // The home road's pipe: length-prefixed Noise messages over TCP, the home addresses a door listens on.
         .target(name: "HomeRoad", dependencies: ["RelayClient", "PeerGate", "PeerGateListener", "CSystem"]),
         // The relay protocol's client side: admission as mac or phone, splice, keepalive, reconnect, HTTP endpoints.
