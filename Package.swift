@@ -121,7 +121,7 @@ let package = Package(
             dependencies: [
                 "CFuzzDriver", "HomeRoad", "RelayStorage", "RelayProtocol", "RelayServer", "WebWire", "PeerGate",
                 "PeerGateListener", "Companion", "Noise", "HerdrBase", "HerdrKit", "HerdrCrypto", "SSHPairingHost",
-                "CLISupport",
+                "CLISupport", "RelayCommandLine", "PairImage",
             ],
             path: "Fuzz/herdr-fuzz",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
