@@ -85,14 +85,22 @@ let package = Package(
             ]),
         .executableTarget(
             name: "herdr-remote",
-            dependencies: ["HerdrKit", "Companion", "RelayClient", "HomeRoad", "CLISupport", "CZBar", "CLibPNG"]),
+            dependencies: ["HerdrKit", "Companion", "RelayClient", "HomeRoad", "CLISupport", "PairImage"]),
+        // `herdr-remote pair --image`'s reader: a PNG (libpng) to the text of its QR codes (zbar).
+        .target(name: "PairImage", dependencies: ["CZBar", "CLibPNG"]),
         // The home road's pipe: length-prefixed Noise messages over TCP, the home addresses a door listens on.
         .target(name: "HomeRoad", dependencies: ["RelayClient", "PeerGate", "PeerGateListener", "CSystem"]),
         // The relay protocol's client side: admission as mac or phone, splice, keepalive, reconnect, HTTP endpoints.
         .target(name: "RelayClient", dependencies: ["RelayProtocol", "WebWire", "TLS", "HerdrCrypto", "CSystem"]),
+        // herdr-relay serve's command line: its spec, its settings from flags and environment. Pure.
+        .target(
+            name: "RelayCommandLine",
+            dependencies: ["CLISupport", "PeerGate", "RelayClient", "RelayProtocol", "RelayServer", "RelayStorage"]),
         .executableTarget(
             name: "herdr-relay",
-            dependencies: ["RelayServer", "RelayStorage", "RelayClient", "CLISupport", "HerdrCrypto"]),
+            dependencies: [
+                "RelayServer", "RelayStorage", "RelayClient", "CLISupport", "HerdrCrypto", "RelayCommandLine",
+            ]),
         .executableTarget(
             name: "herdr-pair", dependencies: ["SSHPairingHost", "TerminalQR", "HerdrKit", "HerdrCrypto", "CLISupport"]),
         // Performance targets beside their anchors (OpenSSH, openssl speed, raw sockets): `make bench`.
@@ -113,7 +121,7 @@ let package = Package(
             dependencies: [
                 "CFuzzDriver", "HomeRoad", "RelayStorage", "RelayProtocol", "RelayServer", "WebWire", "PeerGate",
                 "PeerGateListener", "Companion", "Noise", "HerdrBase", "HerdrKit", "HerdrCrypto", "SSHPairingHost",
-                "CLISupport",
+                "CLISupport", "RelayCommandLine", "PairImage",
             ],
             path: "Fuzz/herdr-fuzz",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),

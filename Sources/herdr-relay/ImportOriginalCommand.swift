@@ -1,6 +1,7 @@
 import CLISupport
 import Foundation
 import Glibc
+import RelayCommandLine
 import RelayProtocol
 import RelayServer
 import RelayStorage

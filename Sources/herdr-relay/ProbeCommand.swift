@@ -2,6 +2,7 @@ import CLISupport
 import Foundation
 import Glibc
 import RelayClient
+import RelayCommandLine
 
 /// `herdr-relay probe URL`: checks a relay end to end, as a client sees it.
 enum ProbeCommand {

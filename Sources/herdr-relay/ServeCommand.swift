@@ -1,76 +1,12 @@
 import CLISupport
-import Dispatch
 import Foundation
-import Glibc
-import PeerGate
-import RelayServer
-import RelayStorage
-import TLS
+import RelayCommandLine
 
 /// `herdr-relay serve`: runs the relay until SIGINT or SIGTERM, then closes every socket with
 /// 1001 `server shutting down` and exits 0.
 enum ServeCommand {
-    static let spec = CommandSpec(
-        name: "serve",
-        abstract: "Run the relay.",
-        discussion: """
-            Every option can also come from the environment, with the original relay's names so its \
-            env file works unchanged: RELAY_ORIGIN, RELAY_HOST and RELAY_PORT (or RELAY_LISTEN), \
-            RELAY_DB (or RELAY_REDIS_URL), RELAY_TLS_CERT, RELAY_TLS_KEY, RELAY_TRUST_PROXY=true, RELAY_TRUST_CLOUDFLARE=true, \
-            RELAY_TRUSTED_HOPS, RELAY_LOG=true, ATTEST_REQUIRED, and each limit's variable below. A flag \
-            wins over its variable; an empty variable counts as unset; a value that cannot be parsed \
-            stops the relay before it starts (exit 64).
-
-            Attestation fails closed: only ATTEST_REQUIRED=false (exactly) turns it off, as a \
-            self-hosted relay needs, since this relay has no App Attest verifier built in.
-
-            Without --tls-cert the relay speaks plain WebSocket: on a loopback address, or on any \
-            address behind a TLS-terminating proxy that --trust-proxy or --trust-cloudflare names, \
-            so per-address limits see the clients rather than the proxy.
-
-            The relay logs no room names and no client addresses; event lines (a room established, \
-            rooms reaped) only with --log (RELAY_LOG=true), failures always.
-
-            Several relay nodes behind one balancer share one Redis (--store redis://…): rooms, \
-            verifiers, tickets and quotas live there. A node that cannot reach Redis refuses new \
-            sockets and requests (503 `store unavailable`, or close 1011 `store unavailable`) while \
-            splices already running go on, reports 503 on /healthz, and recovers by itself when \
-            Redis is back. Put a password in RELAY_REDIS_URL rather than on the command line.
-            """,
-        options: [
-            OptionSpec(
-                "listen", valueName: "address:port", help: "Where to listen (IPv6 in brackets: [::]:443).",
-                defaultValue: "127.0.0.1:8787"),
-            OptionSpec(
-                "origin", valueName: "url",
-                help: "The origin clients use, https://host[:port]; bound into every join signature (required)."),
-            OptionSpec(
-                "db", valueName: "file", help: "SQLite database (default: $XDG_STATE_HOME/herdr-relay/relay.sqlite)."),
-            OptionSpec(
-                "store", valueName: "url",
-                help:
-                    "Redis shared by several nodes instead: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///PATH[?db=N]."
-            ),
-            OptionSpec("tls-cert", valueName: "file.pem", help: "Certificate chain (PEM) for TLS."),
-            OptionSpec("tls-key", valueName: "file.pem", help: "Private key (PEM) for TLS."),
-            OptionSpec(
-                "attest-required", valueName: "value",
-                help: "Overrides ATTEST_REQUIRED; only `false` disables attestation."),
-            OptionSpec(
-                "trusted-hops", valueName: "n",
-                help: "Appending proxies in front: X-Forwarded-For is read this many from the right.",
-                defaultValue: "1"),
-        ] + LimitSetting.all.map(\.option),
-        flags: [
-            FlagSpec("trust-proxy", help: "Take client addresses from X-Forwarded-For (a proxy in front sets it)."),
-            FlagSpec(
-                "trust-cloudflare",
-                help: "Take client addresses from CF-Connecting-IP, then X-Forwarded-For (Cloudflare in front)."),
-            FlagSpec("log", help: "Log events (a room established, rooms reaped); never names or addresses."),
-        ],
-        exitCodes: [.success, .failure, .usage, .unavailable],
-        handler: { arguments in
-            let settings = try ServeSettings(arguments, environment: ProcessInfo.processInfo.environment)
-            return await BlockingCall.run { settings.run() }
-        })
+    static let spec = ServeCommandLine.spec { arguments in
+        let settings = try ServeSettings(arguments, environment: ProcessInfo.processInfo.environment)
+        return await BlockingCall.run { settings.run() }
+    }
 }

@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import Glibc
 import HerdrKit
+import PairImage
 
 /// `pair URL | --image FILE.png | -`: pairs this device with the computer that shows a
 /// `herdr-pair` QR code, saves the host, and attaches to its session.

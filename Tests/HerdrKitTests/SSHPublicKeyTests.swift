@@ -104,6 +104,16 @@ import Testing
         #expect(throws: SSHKeyError.self) { try SSHPublicKey(blob: ecdsa.bytes) }
     }
 
+    @Test func anEmptyAlgorithmNameIsRefused() {
+        // Found by the public-key-file fuzz target (Fuzz/regressions/public-key-file/empty-algorithm-name):
+        // an unknown layout with an empty name was accepted, and its openSSHString (" AAAA…") did not
+        // parse back.
+        let blob: [UInt8] = [0, 0, 0, 0] + [0, 0, 0, 0] + [0, 0, 0, 0] + Array("ec".utf8)
+        let error = #expect(throws: SSHKeyError.self) { try SSHPublicKey(blob: blob) }
+        #expect(error?.kind == .malformed)
+        #expect(throws: SSHKeyError.self) { try SSHPublicKey(blob: [0, 0, 0, 0]) }
+    }
+
     @Test func unknownAlgorithmsAreKeptWhole() throws {
         var wire = SSHWireWriter()
         wire.writeString("ssh-ed25519-cert-v01@openssh.com")

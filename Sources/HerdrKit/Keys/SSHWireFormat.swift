@@ -56,8 +56,10 @@ struct SSHWireReader {
     /// A string that must be printable ASCII, as SSH algorithm and cipher names are.
     mutating func readName() throws(SSHKeyError) -> String {
         let raw = try readString()
-        guard raw.allSatisfy({ (0x21...0x7E).contains($0) }), raw.count <= 64 else {
-            throw SSHKeyError(.malformed, "The \(context) holds a name that is not printable ASCII")
+        // RFC 4251 §6: a name is 1 to 64 printable US-ASCII characters. An empty one would give a
+        // key whose `type base64` line starts with a blank and no longer parses.
+        guard !raw.isEmpty, raw.allSatisfy({ (0x21...0x7E).contains($0) }), raw.count <= 64 else {
+            throw SSHKeyError(.malformed, "The \(context) holds a name that is empty or not printable ASCII")
         }
         return String(decoding: raw, as: UTF8.self)
     }

@@ -9,9 +9,11 @@ extension Pairing {
     /// into a plain space, cut to 64 code points, then trimmed of spaces at both ends.
     ///
     /// What is left is printable by the computer's rule (Python's `str.isprintable`), so the helper
-    /// never answers INVALID because of the name. An empty result becomes ``fallbackDeviceName``.
+    /// never answers INVALID because of the name. A result that is empty, or blank as the computer
+    /// sees it (characters that are all whitespace, such as a space carrying a combining mark),
+    /// becomes ``fallbackDeviceName``.
     public static func sanitizedDeviceName(_ raw: String) -> String {
         let kept = PairingCodeRules.printableText(raw, limit: maximumDeviceNameLength)
-        return kept.isEmpty ? fallbackDeviceName : kept
+        return kept.contains(where: { !$0.isWhitespace }) ? kept : fallbackDeviceName
     }
 }

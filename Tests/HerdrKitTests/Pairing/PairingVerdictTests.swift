@@ -81,6 +81,17 @@ struct PairingVerdictTests {
         #expect(Pairing.sanitizedDeviceName(raw) == expected)
     }
 
+    @Test("a name left as a space carrying a combining mark is blank to the computer: the fallback is sent")
+    func deviceNameBlankWithCombiningMark() {
+        // Found by the enroll-lines fuzz target (Fuzz/regressions/enroll-lines/space-combining-mark):
+        // the spaces around U+05BA were trimmed but the space it sits on is one character with it,
+        // which the computer's rule counts as blank and answers INVALID.
+        let raw = String(repeating: " ", count: 35) + "\u{05BA}\u{00A0}" + String(repeating: " ", count: 15)
+        #expect(Pairing.sanitizedDeviceName(raw) == Pairing.fallbackDeviceName)
+        #expect(Pairing.sanitizedDeviceName(" \u{301}") == Pairing.fallbackDeviceName)
+        #expect(Pairing.sanitizedDeviceName(" \u{301}x") == " \u{301}x")
+    }
+
     @Test("the device name is cut at 64 code points after dropping")
     func deviceNameLength() {
         #expect(Pairing.sanitizedDeviceName(String(repeating: "a", count: 70)) == String(repeating: "a", count: 64))

@@ -1,8 +1,8 @@
 /// `host:port` as the command line gives it: "127.0.0.1:8787", "[::1]:8787", "relay.test:443".
-enum HostPort {
+public enum HostPort {
     /// Host and port; nil unless the host is not empty, an IPv6 address is in brackets and the
     /// port is a number up to 65535 (0 included: "pick one" when listening).
-    static func split(_ text: String) -> (String, UInt16)? {
+    public static func split(_ text: String) -> (String, UInt16)? {
         let host: Substring
         let portText: Substring
         if text.hasPrefix("[") {

@@ -1,33 +1,39 @@
 import CLISupport
-import Dispatch
 import Foundation
-import Glibc
 import PeerGate
 import RelayClient
 import RelayServer
 import RelayStorage
-import TLS
 
 /// `serve`'s options, checked before anything starts. Each comes from its flag, else from its
 /// environment variable (the original relay's names, so its env file works unchanged), else its
 /// default. An empty variable counts as unset; a value that cannot be parsed is a usage error.
-struct ServeSettings: Sendable {
-    var bindAddress: String
-    var port: UInt16
-    var origin: String
-    var databasePath: String
+public struct ServeSettings: Sendable {
+    /// The numeric address to listen on.
+    public var bindAddress: String
+    /// The port to listen on (0: any).
+    public var port: UInt16
+    /// The origin clients use, as `RelayEndpoint` writes it.
+    public var origin: String
+    /// The SQLite file (unused with ``redis``).
+    public var databasePath: String
     /// The Redis every node of a cluster shares (`--store`, `RELAY_REDIS_URL`); nil: the SQLite file.
-    var redis: RedisAddress?
-    var certificateFile: String?
-    var keyFile: String?
-    var clientAddress: ClientAddressSource
-    var attestationRequired: Bool
+    public var redis: RedisAddress?
+    /// The TLS certificate chain (PEM); nil: plain WebSocket.
+    public var certificateFile: String?
+    /// The TLS private key (PEM), given with ``certificateFile``.
+    public var keyFile: String?
+    /// Where client addresses come from.
+    public var clientAddress: ClientAddressSource
+    /// Whether phones must attest (`ATTEST_REQUIRED`, failing closed).
+    public var attestationRequired: Bool
     /// Whether event lines are logged (`RELAY_LOG`); failures always are.
-    var logsEvents: Bool
+    public var logsEvents: Bool
     /// The limits given, with their values.
-    var limits: [(setting: LimitSetting, value: Int64)]
+    public var limits: [(setting: LimitSetting, value: Int64)]
 
-    init(_ arguments: ParsedArguments, environment: [String: String]) throws(UsageError) {
+    /// Reads `serve`'s parsed arguments, then `environment`; throws the usage error for a value that cannot be used.
+    public init(_ arguments: ParsedArguments, environment: [String: String]) throws(UsageError) {
         func variable(_ name: String) -> String? {
             guard let value = environment[name], !value.isEmpty else { return nil }
             return value
@@ -131,7 +137,7 @@ struct ServeSettings: Sendable {
     }
 
     /// `--store`, else `RELAY_REDIS_URL` unless `--db` was given; one store, never both.
-    static func redisAddress(_ arguments: ParsedArguments, _ variable: (String) -> String?) throws(UsageError)
+    public static func redisAddress(_ arguments: ParsedArguments, _ variable: (String) -> String?) throws(UsageError)
         -> RedisAddress?
     {
         let text: String
@@ -156,14 +162,14 @@ struct ServeSettings: Sendable {
     }
 
     /// The relay's configuration: the origin, attestation and every limit given.
-    var configuration: RelayConfiguration {
+    public var configuration: RelayConfiguration {
         var configuration = RelayConfiguration(origin: origin, attestationRequired: attestationRequired)
         for (setting, value) in limits { setting.apply(&configuration, value) }
         return configuration
     }
 
     /// The store's directory, made 0700 when absent (the store itself is made 0600 by its opener).
-    static func createDatabaseDirectory(for path: String) {
+    public static func createDatabaseDirectory(for path: String) {
         guard path != ":memory:" else { return }
         let directory = (path as NSString).deletingLastPathComponent
         guard !directory.isEmpty else { return }
@@ -171,121 +177,11 @@ struct ServeSettings: Sendable {
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
-    static func defaultDatabasePath(_ environment: [String: String]) -> String {
+    /// `$XDG_STATE_HOME/herdr-relay/relay.sqlite` (an absolute XDG_STATE_HOME), else under `$HOME/.local/state`.
+    public static func defaultDatabasePath(_ environment: [String: String]) -> String {
         let base =
             environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/state")
         return base + "/herdr-relay/relay.sqlite"
-    }
-
-    func run() -> ExitCode {
-        let log: @Sendable (String) -> Void = { message in
-            StandardError.write("\(Self.timestamp()) herdr-relay: \(message)\n")
-        }
-        let logsEvents = logsEvents
-        let coreLog: @Sendable (RelayLogKind, String) -> Void = { kind, message in
-            if kind == .failure || logsEvents { log(message) }
-        }
-        // Watched before anything starts, so a signal at any moment ends in a clean shutdown.
-        let stop = DispatchSemaphore(value: 0)
-        let watcher: SignalWatcher
-        do {
-            watcher = try SignalWatcher(
-                signals: [SIGINT, SIGTERM, SIGHUP], queue: DispatchQueue(label: "herdr-relay.signals")
-            ) {
-                _ in stop.signal()
-            }
-        } catch {
-            log("error: cannot watch signals: \(error)")
-            return .failure
-        }
-        defer { watcher.cancel() }
-        let descriptors = Self.raiseOpenFilesLimit()
-        if descriptors < 65_536 {
-            log(
-                "note: the open-files limit is \(descriptors): at most about that many sockets (raise it with ulimit -n)"
-            )
-        }
-        var tls: TLSContext?
-        if let certificateFile, let keyFile {
-            do {
-                tls = try TLSContext.server(certificateChainFile: certificateFile, privateKeyFile: keyFile)
-            } catch {
-                log("error: \(error)")
-                return .failure
-            }
-        }
-        if redis == nil { Self.createDatabaseDirectory(for: databasePath) }
-        let path = databasePath
-        let redis = redis
-        let frozen = configuration
-        var options = RelayServer.Options(bindAddress: bindAddress, port: port, tls: tls)
-        options.clientAddress = clientAddress
-        let server: RelayServer
-        do {
-            server = try RelayServer(options: options) {
-                let store: any RelayStore =
-                    if let redis {
-                        try RedisRelayStore(address: redis, idleLifetime: frozen.idleRoomLifetime)
-                    } else {
-                        try SQLiteRelayStore(path: path)
-                    }
-                return RelayCore(configuration: frozen, store: store, clock: SystemRelayClock(), log: coreLog)
-            }
-        } catch {
-            log("error: cannot start: \(error)")
-            return .unavailable
-        }
-        if tls == nil && !clientAddress.isBehindProxy {
-            log(
-                "note: without --trust-proxy or --trust-cloudflare, a proxy in front counts as one client: per-address limits would key on its address"
-            )
-        }
-        let limitText = limits.map { " \($0.setting.variable)=\($0.value)" }.joined()
-        log(
-            "origin \(origin); attestation \(attestationRequired ? "required (no verifier built in: phones cannot pair; ATTEST_REQUIRED=false for a self-hosted relay)" : "off (ATTEST_REQUIRED=false)"); store \(redis.map(\.description) ?? path)\(tls == nil ? "; plain WebSocket" : "; TLS")\(clientAddress.logText); event log \(logsEvents ? "on" : "off")\(limits.isEmpty ? "" : ";" + limitText)"
-        )
-        let scheme = tls == nil ? "ws" : "wss"
-        let host = bindAddress.contains(":") ? "[\(bindAddress)]" : bindAddress
-        try? FileDescriptorWriter.writeAll(
-            fd: STDOUT_FILENO, string: "herdr-relay listening on \(scheme)://\(host):\(server.port)\n")
-        stop.wait()
-        log("shutting down")
-        server.shutdown()
-        log("stopped")
-        return .success
-    }
-
-    /// Every socket is a descriptor: take the soft open-files limit up to the hard one.
-    static func raiseOpenFilesLimit() -> rlim_t {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-        if limit.rlim_cur < limit.rlim_max {
-            limit.rlim_cur = limit.rlim_max
-            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-            _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        }
-        return limit.rlim_cur
-    }
-
-    static func timestamp() -> String {
-        var now = time(nil)
-        var parts = tm()
-        gmtime_r(&now, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday),
-            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
-    }
-}
-
-extension ClientAddressSource {
-    /// How the start-up line describes it.
-    fileprivate var logText: String {
-        switch self {
-        case .peer: ""
-        case .forwardedFor(let hops): "; client addresses from X-Forwarded-For (hop \(hops) from the right)"
-        case .cloudflare(let hops): "; client addresses from CF-Connecting-IP, else X-Forwarded-For (hop \(hops))"
-        }
     }
 }

@@ -4,23 +4,30 @@ import Glibc
 
 /// Reads the QR codes in a PNG picture: libpng's simplified API turns any PNG into 8-bit gray
 /// (transparency composed onto white), and zbar, with only its QR reader enabled, finds the codes.
-enum PairImageReader {
+public enum PairImageReader {
     /// The largest picture file read.
-    static let maximumFileBytes = 32 << 20
+    public static let maximumFileBytes = 32 << 20
     /// The most pixels decoded (a 8K screenshot is 33 million).
-    static let maximumPixels = 50_000_000
+    public static let maximumPixels = 50_000_000
 
     /// A picture as one byte of gray per pixel, rows top to bottom.
-    struct GrayImage {
-        let width: Int
-        let height: Int
-        let pixels: [UInt8]
+    public struct GrayImage: Sendable {
+        /// Pixels per row.
+        public let width: Int
+        /// Rows.
+        public let height: Int
+        /// `width × height` bytes, row by row.
+        public let pixels: [UInt8]
     }
 
     /// The text of every QR code in the PNG at `path`, in zbar's order.
-    static func qrTexts(inFile path: String) throws(PairImageError) -> [String] {
-        let bytes = try readFile(path)
-        return try qrTexts(in: try decodePNG(bytes, name: path))
+    public static func qrTexts(inFile path: String) throws(PairImageError) -> [String] {
+        try qrTexts(inPNG: try readFile(path), name: path)
+    }
+
+    /// The text of every QR code in a PNG file's bytes; `name` names the file in errors.
+    public static func qrTexts(inPNG bytes: [UInt8], name: String) throws(PairImageError) -> [String] {
+        try qrTexts(in: try decodePNG(bytes, name: name))
     }
 
     // MARK: File
@@ -57,10 +64,11 @@ enum PairImageReader {
 
     // MARK: PNG
 
-    static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    /// The eight bytes every PNG file starts with.
+    public static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
     /// Decodes a PNG into 8-bit gray with libpng's simplified API.
-    static func decodePNG(_ bytes: [UInt8], name: String) throws(PairImageError) -> GrayImage {
+    public static func decodePNG(_ bytes: [UInt8], name: String) throws(PairImageError) -> GrayImage {
         guard bytes.starts(with: pngSignature) else {
             throw PairImageError(.notAPicture, "\(name) is not a PNG picture; --image reads PNG files")
         }
@@ -110,7 +118,7 @@ enum PairImageReader {
         | UInt(UInt8(ascii: "0")) << 24
 
     /// The text of every QR code zbar finds in the picture.
-    static func qrTexts(in image: GrayImage) throws(PairImageError) -> [String] {
+    public static func qrTexts(in image: GrayImage) throws(PairImageError) -> [String] {
         guard let scanner = zbar_image_scanner_create() else { throw PairImageError(.decoder, "zbar could not start") }
         defer { zbar_image_scanner_destroy(scanner) }
         // Only QR codes: a stray barcode elsewhere in a screenshot is not an answer.
@@ -138,25 +146,5 @@ enum PairImageReader {
             }
             return texts
         }
-    }
-}
-
-/// Why a picture gave no code.
-struct PairImageError: Error, CustomStringConvertible {
-    enum Kind {
-        /// The file is missing or unreadable.
-        case unreadable
-        /// Not a PNG, damaged, or too large.
-        case notAPicture
-        /// zbar itself failed.
-        case decoder
-    }
-
-    let kind: Kind
-    let description: String
-
-    init(_ kind: Kind, _ description: String) {
-        self.kind = kind
-        self.description = description
     }
 }

@@ -5,19 +5,24 @@ import RelayServer
 /// A relay limit an operator may set, by flag or by environment variable: the original relay's
 /// variables keep their names, units and defaults; the rest follow its `RELAY_` pattern. One
 /// table drives `serve --help`, the parsing and the checks, so they cannot drift.
-struct LimitSetting: Sendable {
+public struct LimitSetting: Sendable {
     /// The flag without dashes.
-    let flag: String
-    let variable: String
-    let help: String
+    public let flag: String
+    /// The environment variable.
+    public let variable: String
+    /// The help sentence.
+    public let help: String
     /// The unit the value is given in, for messages ("milliseconds", "bytes").
-    let unit: String
-    let range: ClosedRange<Int64>
-    let defaultValue: Int64
+    public let unit: String
+    /// The values accepted.
+    public let range: ClosedRange<Int64>
+    /// The relay's value when none is given.
+    public let defaultValue: Int64
     /// Stores a checked value into the configuration.
-    let apply: @Sendable (inout RelayConfiguration, Int64) -> Void
+    public let apply: @Sendable (inout RelayConfiguration, Int64) -> Void
 
-    static let all: [LimitSetting] = [
+    /// Every limit, in `serve --help` order.
+    public static let all: [LimitSetting] = [
         LimitSetting(
             flag: "keepalive-ms", variable: "RELAY_KEEPALIVE_MS",
             help: "Milliseconds between the relay's pings; a socket that missed the last is dropped.",
@@ -76,12 +81,13 @@ struct LimitSetting: Sendable {
         ) { $0.pairingCycles = Int($1) },
     ]
 
-    var option: OptionSpec {
+    /// The option `serve` declares for it.
+    public var option: OptionSpec {
         OptionSpec(flag, valueName: "n", help: "\(help) Also \(variable).", defaultValue: String(defaultValue))
     }
 
     /// The value text: decimal digits only (no sign, exponent or unit), within `range`.
-    func parse(_ text: String, from source: String, _ arguments: ParsedArguments) throws(UsageError) -> Int64 {
+    public func parse(_ text: String, from source: String, _ arguments: ParsedArguments) throws(UsageError) -> Int64 {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), trimmed.utf8.count <= 18,
             let value = Int64(trimmed), range.contains(value)

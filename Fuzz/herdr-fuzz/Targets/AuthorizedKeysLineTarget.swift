@@ -1,0 +1,37 @@
+import SSHPairingHost
+
+extension FuzzTargets {
+    /// authorized_keys lines as sshd splits them (`AuthorizedKeysEntry(line:)`), one per input line:
+    /// a parsed entry has a key type sshd knows, key data without blanks, non-empty option names
+    /// and a comment without leading blanks; written again (options quoted, type, data, comment) it
+    /// parses back to the same entry, when its values hold no quote or backslash to escape.
+    static let authorizedKeysLine = FuzzTarget("authorized-keys-line", "SSHPairingHost: authorized_keys entries") {
+        data in
+        let text = String(decoding: data, as: UTF8.self)
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            guard let entry = AuthorizedKeysEntry(line: String(line)) else { continue }
+            FuzzCheck.expect(
+                !entry.keyType.isEmpty && !entry.keyType.contains(" ") && !entry.keyType.contains(","),
+                "a key type sshd would not read: \(entry.keyType)")
+            FuzzCheck.expect(!entry.keyData.isEmpty, "empty key data")
+            FuzzCheck.expect(entry.options.allSatisfy { !$0.name.isEmpty }, "an option without a name")
+            FuzzCheck.expect(
+                entry.comment.first != " " && entry.comment.first != "\t", "a comment starting with a blank")
+            for option in entry.options {
+                FuzzCheck.expect(entry.option(option.name.uppercased()) != nil, "an option not found by its name")
+            }
+            let plain = entry.options.allSatisfy { option in
+                !option.name.contains(where: { "\"\\ \t".contains($0) })
+                    && option.value.map { !$0.contains(where: { "\"\\".contains($0) }) } ?? true
+            }
+            guard plain, !entry.keyData.contains("\""), entry.comment.last != "\r" else { continue }
+            var written = entry.options.map { option in option.value.map { "\(option.name)=\"\($0)\"" } ?? option.name }
+                .joined(separator: ",")
+            if !written.isEmpty { written += " " }
+            written += entry.keyType + " " + entry.keyData
+            if !entry.comment.isEmpty { written += " " + entry.comment }
+            FuzzCheck.expect(
+                AuthorizedKeysEntry(line: written) == entry, "written again it parses otherwise: \(written)")
+        }
+    }
+}
