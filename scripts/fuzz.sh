@@ -44,13 +44,14 @@ for target in $targets; do
   [ -d "$seeds" ] && corpora+=("$seeds")
   status=0
   HERDR_FUZZ_TARGET=$target "$binary" "${options[@]}" "${corpora[@]}" </dev/null >"$log" 2>&1 || status=$?
-  executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-  features=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+  # A finding while the seeds replay leaves no stats: each field may be missing.
+  executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 || true)
+  speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1 || true)
+  coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
+  features=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
   if [ "$status" -ne 0 ]; then
     found=1
-    finding=$(grep -o "$build/findings/$target-[a-z]*-[0-9a-f]*" "$log" | tail -1)
+    finding=$(grep -o "$build/findings/$target-[a-z]*-[0-9a-f]*" "$log" | tail -1 || true)
     echo "| $target | ${executions:-?} | ${speed:-?} | ${coverage:-?} | ${features:-?} | **${finding:-exit $status}** (log: $log) |"
   else
     echo "| $target | ${executions:-?} | ${speed:-?} | ${coverage:-?} | ${features:-?} | none |"
