@@ -17,16 +17,9 @@ public enum LoopbackHTTP {
             }
         }
         guard connected else { return nil }
-        var wait = timeval(tv_sec: timeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
         let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
-        guard write(fd, request, request.count) == request.count else { return nil }
-        var reply: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while reply.count < 1 << 24 {
-            let got = read(fd, &buffer, buffer.count)
-            guard got > 0 else { break }
-            reply += buffer[0..<got]
+        guard let reply = UnixSocketClient.exchange(fd: fd, request, timeout: timeout, done: { _ in false }) else {
+            return nil
         }
         let text = String(decoding: reply, as: UTF8.self)
         guard let headEnd = text.range(of: "\r\n\r\n"), let statusText = text.split(separator: " ").dropFirst().first,

@@ -23,12 +23,19 @@ public enum UnixSocketClient {
             }
         }
         guard connected else { return nil }
+        return exchange(fd: fd, request, timeout: timeout, done: done)
+    }
+
+    /// Writes `request` to the connected socket `fd` and reads until `done` says the reply is
+    /// complete, the peer closes, or a read waits `timeout` seconds (16 MiB at most). Nil when the
+    /// write fails. The caller owns and closes `fd`.
+    static func exchange(fd: Int32, _ request: [UInt8], timeout: Int, done: ([UInt8]) -> Bool) -> [UInt8]? {
         var wait = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
         guard write(fd, request, request.count) == request.count else { return nil }
         var reply: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        // Bounded: a reply over 16 MiB is no control-socket answer.
+        // Bounded: a reply over 16 MiB is no answer these tests wait for.
         while reply.count < 1 << 24 {
             let got = read(fd, &buffer, buffer.count)
             guard got > 0 else { break }
