@@ -17,8 +17,11 @@ public struct AuthorizedKeysEntry: Sendable, Equatable {
     public var comment: String
 
     /// Splits a line; nil for blank lines, comments and lines that do not parse.
+    ///
+    /// The line is read scalar by scalar, as sshd reads bytes: a blank followed by a combining mark
+    /// is one `Character` to Swift but still a separator to sshd.
     public init?(line: String) {
-        var rest = Substring(line).drop { $0 == " " || $0 == "\t" }
+        var rest = Substring(line).unicodeScalars.drop(while: Self.isBlank)
         guard let first = rest.first, first != "#", first != "\r" else { return nil }
         guard let field = Self.nextField(&rest) else { return nil }
         var options: [Option] = []
@@ -32,9 +35,9 @@ public struct AuthorizedKeysEntry: Sendable, Equatable {
         self.options = options
         self.keyType = keyType
         self.keyData = data
-        var comment = rest.drop { $0 == " " || $0 == "\t" }
+        var comment = rest.drop(while: Self.isBlank)
         if comment.last == "\r" { comment = comment.dropLast() }
-        self.comment = String(comment)
+        self.comment = String(String.UnicodeScalarView(comment))
     }
 
     /// The first option called `name` (case-insensitive, as sshd compares).
@@ -42,31 +45,33 @@ public struct AuthorizedKeysEntry: Sendable, Equatable {
         options.first { $0.name.lowercased() == name.lowercased() }
     }
 
+    private static func isBlank(_ scalar: Unicode.Scalar) -> Bool { scalar == " " || scalar == "\t" }
+
     /// The next blank-separated field, where blanks inside double quotes do not separate.
-    private static func nextField(_ rest: inout Substring) -> String? {
-        rest = rest.drop { $0 == " " || $0 == "\t" }
+    private static func nextField(_ rest: inout Substring.UnicodeScalarView) -> String? {
+        rest = rest.drop(while: isBlank)
         guard !rest.isEmpty else { return nil }
-        var field = ""
+        var field = String.UnicodeScalarView()
         var quoted = false
         var escaped = false
-        while let character = rest.first {
-            if !quoted && (character == " " || character == "\t") { break }
+        while let scalar = rest.first {
+            if !quoted && isBlank(scalar) { break }
             rest.removeFirst()
-            field.append(character)
+            field.append(scalar)
             if escaped {
                 escaped = false
-            } else if quoted && character == "\\" {
+            } else if quoted && scalar == "\\" {
                 escaped = true
-            } else if character == "\"" {
+            } else if scalar == "\"" {
                 quoted.toggle()
             }
         }
-        return quoted ? nil : field
+        return quoted ? nil : String(field)
     }
 
     private static func parseOptions(_ field: String) -> [Option]? {
         var options: [Option] = []
-        var rest = Substring(field)
+        var rest = Substring(field).unicodeScalars
         while !rest.isEmpty {
             let name = rest.prefix { $0 != "=" && $0 != "," }
             guard !name.isEmpty else { return nil }
@@ -76,24 +81,24 @@ public struct AuthorizedKeysEntry: Sendable, Equatable {
                 rest.removeFirst()
                 guard rest.first == "\"" else { return nil }
                 rest.removeFirst()
-                var text = ""
+                var text = String.UnicodeScalarView()
                 var closed = false
-                while let character = rest.first {
+                while let scalar = rest.first {
                     rest.removeFirst()
-                    if character == "\\", rest.first == "\"" {
+                    if scalar == "\\", rest.first == "\"" {
                         text.append("\"")
                         rest.removeFirst()
-                    } else if character == "\"" {
+                    } else if scalar == "\"" {
                         closed = true
                         break
                     } else {
-                        text.append(character)
+                        text.append(scalar)
                     }
                 }
                 guard closed else { return nil }
-                value = text
+                value = String(text)
             }
-            options.append(Option(name: String(name), value: value))
+            options.append(Option(name: String(String.UnicodeScalarView(name)), value: value))
             if rest.first == "," {
                 rest.removeFirst()
                 guard !rest.isEmpty else { return nil }
@@ -106,8 +111,8 @@ public struct AuthorizedKeysEntry: Sendable, Equatable {
 
     /// Key type names sshd knows (and their certificate and security-key forms).
     static func looksLikeKeyType(_ field: String) -> Bool {
-        guard !field.contains("="), !field.contains(","), !field.contains("\"") else { return false }
-        return field.hasPrefix("ssh-") || field.hasPrefix("ecdsa-sha2-") || field.hasPrefix("sk-")
-            || field.hasPrefix("rsa-sha2-")
+        let scalars = field.unicodeScalars
+        guard !scalars.contains(where: { $0 == "=" || $0 == "," || $0 == "\"" }) else { return false }
+        return ["ssh-", "ecdsa-sha2-", "sk-", "rsa-sha2-"].contains { scalars.starts(with: $0.unicodeScalars) }
     }
 }

@@ -114,6 +114,22 @@ import Testing
         }
     }
 
+    @Test("a blank carrying a combining mark still separates fields, as it does for sshd")
+    func blankCarryingACombiningMarkSeparatesFields() throws {
+        // Found by the authorized-keys-line fuzz target
+        // (Fuzz/regressions/authorized-keys-line/space-carrying-a-combining-mark): " \u{331}" is one
+        // Swift Character, so a Character-wise split read "ssh-ed25519 \u{331}AAAA" as one field.
+        let entry = try #require(AuthorizedKeysEntry(line: "restrict ssh-ed25519 \u{331}AAAA ho\u{301}st"))
+        #expect(entry.options == [.init(name: "restrict", value: nil)])
+        #expect(entry.keyType == "ssh-ed25519")
+        #expect(entry.keyData == "\u{331}AAAA")
+        #expect(entry.comment == "ho\u{301}st")
+        let quoted = try #require(AuthorizedKeysEntry(line: "command=\"a \u{331}b\" ssh-ed25519 AAAA"))
+        #expect(quoted.option("command")?.value == "a \u{331}b")
+        // A quote carrying a mark still opens a quoted stretch, so a line that never closes it is refused.
+        #expect(AuthorizedKeysEntry(line: "command=\"\u{301}x ssh-ed25519 AAAA") == nil)
+    }
+
     @Test func deviceLinesNameTheDeviceSafely() {
         let cases: [(String, String)] = [
             ("James’s iPhone", "James-s-iPhone"), ("iPad Pro 13\"", "iPad-Pro-13-"), ("a.b_c@d-e", "a.b_c@d-e"),
