@@ -56,11 +56,14 @@ let package = Package(
         .target(name: "TLS", dependencies: ["COpenSSL"]),
         // What the relay keeps across restarts (rooms, verifiers, quotas, tickets): SQLite, Redis or memory.
         .target(name: "RelayStorage", dependencies: ["CSQLite", "CHiredis", "HerdrCrypto", "RelayProtocol"]),
+        // App Attest evidence checked as Apple documents it: CBOR, authenticator data, the X.509 chain, assertions.
+        .target(name: "AppAttest", dependencies: ["COpenSSL", "HerdrCrypto"]),
         // herdr-relay's state machines (pure, injected clock) and its epoll I/O shell.
         .target(
             name: "RelayServer",
             dependencies: [
                 "RelayProtocol", "RelayStorage", "WebWire", "TLS", "PeerGate", "PeerGateListener", "HerdrCrypto",
+                "AppAttest",
                 "CSystem",
             ]),
         // A QR code for the terminal (libqrencode, drawn in half blocks): herdr-pair's and herdr-host's codes.
@@ -127,7 +130,7 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
 
         // Real peers for tests and benchmarks: sshd, tmux, temporary directories, processes.
-        .target(name: "TestSupport", dependencies: ["CSystem", "CSQLite"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CSystem", "CSQLite", "HerdrCrypto"], path: "Tests/TestSupport"),
         .testTarget(name: "SSHClientTests", dependencies: ["SSHClient", "TestSupport"]),
         .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "TestSupport"]),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport"]),
@@ -147,6 +150,7 @@ let package = Package(
         .testTarget(name: "WebWireTests", dependencies: ["WebWire", "PeerGateListener"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"]),
         .testTarget(name: "RelayStorageTests", dependencies: ["RelayStorage", "TestSupport"]),
+        .testTarget(name: "AppAttestTests", dependencies: ["AppAttest", "HerdrCrypto", "TestSupport"]),
         .testTarget(
             name: "RelayServerTests",
             dependencies: ["RelayServer", "RelayStorage", "RelayProtocol", "WebWire", "HerdrCrypto", "TestSupport"]),
