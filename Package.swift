@@ -98,7 +98,10 @@ let package = Package(
         // herdr-relay serve's command line: its spec, its settings from flags and environment. Pure.
         .target(
             name: "RelayCommandLine",
-            dependencies: ["CLISupport", "PeerGate", "RelayClient", "RelayProtocol", "RelayServer", "RelayStorage"]),
+            dependencies: [
+                "CLISupport", "PeerGate", "RelayClient", "RelayProtocol", "RelayServer", "RelayStorage", "AppAttest",
+                "HerdrCrypto",
+            ]),
         .executableTarget(
             name: "herdr-relay",
             dependencies: [
@@ -153,7 +156,9 @@ let package = Package(
         .testTarget(name: "AppAttestTests", dependencies: ["AppAttest", "HerdrCrypto", "TestSupport"]),
         .testTarget(
             name: "RelayServerTests",
-            dependencies: ["RelayServer", "RelayStorage", "RelayProtocol", "WebWire", "HerdrCrypto", "TestSupport"]),
+            dependencies: [
+                "RelayServer", "RelayStorage", "RelayProtocol", "WebWire", "HerdrCrypto", "AppAttest", "TestSupport",
+            ]),
         .testTarget(
             name: "RelayClientTests",
             dependencies: ["RelayClient", "RelayServer", "RelayStorage", "RelayProtocol", "TestSupport"]),

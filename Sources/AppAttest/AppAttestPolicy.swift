@@ -33,9 +33,7 @@ public struct AppAttestPolicy: Sendable {
     }
 
     /// The original relay's defaults: iTerm2 Buddy, production, Apple's root.
-    public static var iTerm2Buddy: AppAttestPolicy {
+    public static let iTerm2Buddy = AppAttestPolicy(
         // The built-in root is a constant a test parses: it cannot fail here.
-        AppAttestPolicy(
-            appID: iTerm2BuddyAppID, environment: .production, root: try! X509Certificate(pem: AppleAppAttestRoot.pem))
-    }
+        appID: iTerm2BuddyAppID, environment: .production, root: try! X509Certificate(pem: AppleAppAttestRoot.pem))
 }

@@ -12,12 +12,17 @@ public enum ServeCommandLine {
                 Every option can also come from the environment, with the original relay's names so its \
                 env file works unchanged: RELAY_ORIGIN, RELAY_HOST and RELAY_PORT (or RELAY_LISTEN), \
                 RELAY_DB (or RELAY_REDIS_URL), RELAY_TLS_CERT, RELAY_TLS_KEY, RELAY_TRUST_PROXY=true, RELAY_TRUST_CLOUDFLARE=true, \
-                RELAY_TRUSTED_HOPS, RELAY_LOG=true, ATTEST_REQUIRED, and each limit's variable below. A flag \
+                RELAY_TRUSTED_HOPS, RELAY_LOG=true, ATTEST_REQUIRED, APP_ID, APPATTEST_ENV, APPATTEST_ROOT_PEM, and each \
+                limit's variable below. A flag \
                 wins over its variable; an empty variable counts as unset; a value that cannot be parsed \
                 stops the relay before it starts (exit 64).
 
-                Attestation fails closed: only ATTEST_REQUIRED=false (exactly) turns it off, as a \
-                self-hosted relay needs, since this relay has no App Attest verifier built in.
+                Attestation fails closed: only ATTEST_REQUIRED=false (exactly) turns it off. While it is \
+                on, a phone pairs only after App Attest vouches for it: its key attested by Apple for \
+                APP_ID (iTerm2 Buddy's by default) in APPATTEST_ENV (production by default), chained \
+                to APPATTEST_ROOT_PEM (Apple's App Attestation root by default), then an assertion by \
+                that key at /register. A self-hosted relay for apps that cannot attest (herdr-remote, \
+                forks signed by another team) runs with ATTEST_REQUIRED=false.
 
                 Without --tls-cert the relay speaks plain WebSocket: on a loopback address, or on any \
                 address behind a TLS-terminating proxy that --trust-proxy or --trust-cloudflare names, \
@@ -52,6 +57,16 @@ public enum ServeCommandLine {
                 OptionSpec(
                     "attest-required", valueName: "value",
                     help: "Overrides ATTEST_REQUIRED; only `false` disables attestation."),
+                OptionSpec(
+                    "app-id", valueName: "TEAMID.bundle.id",
+                    help: "The app whose attested keys may pair (APP_ID).",
+                    defaultValue: "H7V7XYVQ7D.com.googlecode.iterm2.companion"),
+                OptionSpec(
+                    "appattest-env", valueName: "env", help: "production or development (APPATTEST_ENV).",
+                    defaultValue: "production"),
+                OptionSpec(
+                    "appattest-root", valueName: "pem",
+                    help: "The App Attest trust anchor, PEM text or a PEM file (APPATTEST_ROOT_PEM; default: Apple's)."),
                 OptionSpec(
                     "trusted-hops", valueName: "n",
                     help: "Appending proxies in front: X-Forwarded-For is read this many from the right.",

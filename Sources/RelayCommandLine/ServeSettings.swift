@@ -1,5 +1,7 @@
+import AppAttest
 import CLISupport
 import Foundation
+import HerdrCrypto
 import PeerGate
 import RelayClient
 import RelayServer
@@ -27,6 +29,10 @@ public struct ServeSettings: Sendable {
     public var clientAddress: ClientAddressSource
     /// Whether phones must attest (`ATTEST_REQUIRED`, failing closed).
     public var attestationRequired: Bool
+    /// The App Attest evidence accepted (`APP_ID`, `APPATTEST_ENV`, `APPATTEST_ROOT_PEM`).
+    public var appAttest: AppAttestPolicy
+    /// Where the trust anchor came from, for the start-up line: "Apple's root" or a fingerprint.
+    public var appAttestRootText: String
     /// Whether event lines are logged (`RELAY_LOG`); failures always are.
     public var logsEvents: Bool
     /// The limits given, with their values.
@@ -92,6 +98,7 @@ public struct ServeSettings: Sendable {
         let attest =
             arguments.wasGiven("attest-required") ? arguments.string("attest-required") : environment["ATTEST_REQUIRED"]
         attestationRequired = RelayConfiguration.attestationRequired(setting: attest)
+        (appAttest, appAttestRootText) = try Self.appAttestPolicy(arguments, value)
         logsEvents = try boolean("log", "RELAY_LOG")
         var limits: [(LimitSetting, Int64)] = []
         for setting in LimitSetting.all {
@@ -136,6 +143,57 @@ public struct ServeSettings: Sendable {
         return (host, port)
     }
 
+    /// `--app-id` (`APP_ID`), `--appattest-env` (`APPATTEST_ENV`) and `--appattest-root`
+    /// (`APPATTEST_ROOT_PEM`: PEM text as the original takes it, or a PEM file's path), each
+    /// checked now so a relay never starts with evidence it could not check.
+    static func appAttestPolicy(_ arguments: ParsedArguments, _ value: (String, String) -> String?) throws(UsageError)
+        -> (AppAttestPolicy, String)
+    {
+        var policy = AppAttestPolicy.iTerm2Buddy
+        var rootText = "Apple's App Attestation root"
+        if let appID = value("app-id", "APP_ID") {
+            guard Self.isAppID(appID) else {
+                throw arguments.usageError(
+                    "--app-id (APP_ID) must be a team-prefixed app id such as \(AppAttestPolicy.iTerm2BuddyAppID), got \"\(appID)\""
+                )
+            }
+            policy.appID = appID
+        }
+        if let text = value("appattest-env", "APPATTEST_ENV") {
+            guard let environment = AppAttestPolicy.Environment(rawValue: text) else {
+                throw arguments.usageError(
+                    "--appattest-env (APPATTEST_ENV) must be production or development, got \"\(text)\"")
+            }
+            policy.environment = environment
+        }
+        if let root = value("appattest-root", "APPATTEST_ROOT_PEM") {
+            var pem = root
+            if !root.contains("-----BEGIN") {
+                do {
+                    pem = try String(contentsOfFile: root, encoding: .utf8)
+                } catch {
+                    throw arguments.usageError(
+                        "--appattest-root (APPATTEST_ROOT_PEM) is neither PEM text nor a readable PEM file: \(root)")
+                }
+            }
+            do throws(AppAttestFailure) {
+                policy.root = try X509Certificate(pem: pem)
+            } catch {
+                throw arguments.usageError("--appattest-root (APPATTEST_ROOT_PEM): \(error.message)")
+            }
+            rootText = "root SHA256:\(Hex.encode(policy.root.sha256Fingerprint))"
+        }
+        return (policy, rootText)
+    }
+
+    /// A team id (10 upper-case letters or digits), a dot, and a bundle id.
+    static func isAppID(_ text: String) -> Bool {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, text.utf8.count <= 255, parts[0].count == 10, !parts[1].isEmpty else { return false }
+        return parts[0].allSatisfy { ($0.isASCII && $0.isUppercase) || $0.isWholeNumber && $0.isASCII }
+            && parts[1].allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }
+    }
+
     /// `--store`, else `RELAY_REDIS_URL` unless `--db` was given; one store, never both.
     public static func redisAddress(_ arguments: ParsedArguments, _ variable: (String) -> String?) throws(UsageError)
         -> RedisAddress?
@@ -164,6 +222,7 @@ public struct ServeSettings: Sendable {
     /// The relay's configuration: the origin, attestation and every limit given.
     public var configuration: RelayConfiguration {
         var configuration = RelayConfiguration(origin: origin, attestationRequired: attestationRequired)
+        configuration.appAttest = appAttest
         for (setting, value) in limits { setting.apply(&configuration, value) }
         return configuration
     }

@@ -41,7 +41,8 @@ public struct QuotaWindow: Sendable, Hashable {
     }
 }
 
-/// The single-use, short-lived secrets the relay hands out. All live 5 minutes.
+/// The single-use, short-lived secrets the relay hands out (and the assertion counters kept beside
+/// them). All live 5 minutes.
 public enum RelaySecretKind: String, Sendable, CaseIterable {
     /// From `/attest`, presented in the phone's Proof `{"ticket":…}`.
     case ticket
@@ -49,6 +50,9 @@ public enum RelaySecretKind: String, Sendable, CaseIterable {
     case registrationToken = "registration-token"
     /// From `/attest/challenge`, consumed by `/attest` or `/delete`.
     case challenge
+    /// Not a secret: the last assertion counter seen from an attested key (digest: SHA-256 of the
+    /// key id; attachment: the counter, 4 bytes big-endian), kept while its registration may retry.
+    case assertionCounter = "assertion-counter"
 }
 
 /// A storage failure, with the operation and the engine's message.

@@ -81,6 +81,14 @@ import Testing
         (["RELAY_ORIGIN": "https://relay.test/path"], "--origin must be https://"),
         (["RELAY_REDIS_URL": "redis://127.0.0.1"], "RELAY_DB and RELAY_REDIS_URL are both set: keep one"),
         (["RELAY_DB": "", "RELAY_REDIS_URL": "redis://127.0.0.1:0"], "--store (RELAY_REDIS_URL): Redis URL port"),
+        (["APP_ID": "com.googlecode.iterm2.companion"], "--app-id (APP_ID) must be a team-prefixed app id"),
+        (["APP_ID": "h7v7xyvq7d.com.example"], "--app-id (APP_ID) must be a team-prefixed app id"),
+        (["APPATTEST_ENV": "prod"], "--appattest-env (APPATTEST_ENV) must be production or development, got \"prod\""),
+        (["APPATTEST_ROOT_PEM": "/nonexistent/root.pem"], "is neither PEM text nor a readable PEM file"),
+        (
+            ["APPATTEST_ROOT_PEM": "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"],
+            "--appattest-root (APPATTEST_ROOT_PEM): no PEM certificate"
+        ),
     ])
     func anUnparseableValueIsAUsageError(variables: [String: String], message: String) throws {
         var environment = ProcessInfo.processInfo.environment

@@ -336,13 +336,11 @@ import Testing
 
         // Registration under attestation needs an assertion by the attested key.
         let key = try makeKey()
-        let challenge = try h.challenge(room)
         let answer = h.post(
             "/register", room: room,
-            json: [
-                "registrationToken": base64(first.token), "verifier": base64(key.verifier.raw),
-                "challenge": base64(challenge), "assertion": base64(goodAssertion),
-            ])
+            json: ["registrationToken": base64(first.token), "verifier": base64(key.verifier.raw)].merging(
+                try h.assertionFields(room)
+            ) { $1 })
         #expect(answer.status == 200 && answer.ok, "\(answer.json)")
         #expect(try h.store.room(named: room)?.verifier == key.verifier.raw)
         // Established: pairing-mode admission is closed for good, tickets or not.
@@ -371,13 +369,14 @@ import Testing
         let bad = h.post(
             "/attest", room: room, json: ["challenge": base64(challenge), "attestationObject": base64([1, 2, 3])])
         #expect(bad.status == 403 && bad.error == "attestation rejected")
-        // The challenge was used up by the failed attempt.
+        // The challenge was used up by the failed attempt: a good object over it is refused.
+        let good = try attestFixture.attestationObject(for: h.device, clientDataHash: h.clientDataHash(challenge))
         let reused = h.post(
-            "/attest", room: room, json: ["challenge": base64(challenge), "attestationObject": base64(goodAttestation)])
+            "/attest", room: room, json: ["challenge": base64(challenge), "attestationObject": base64(good)])
         #expect(reused.status == 403 && reused.error == "bad challenge")
         let unknown = h.post(
             "/attest", room: room,
-            json: ["challenge": base64(SecureRandom.bytes(32)), "attestationObject": base64(goodAttestation)])
+            json: ["challenge": base64(SecureRandom.bytes(32)), "attestationObject": base64(good)])
         #expect(unknown.status == 403 && unknown.error == "bad challenge")
         #expect(h.post("/attest", room: room, json: ["challenge": "x"]).status == 400)
     }
@@ -662,26 +661,20 @@ struct SecretsSurviveRefusalsTests {
         let phone = try h.joinPhone(room, proof: .ticket(try h.ticket(room)))
         let verifier = base64(try makeKey().verifier.raw)
         let token = base64(phone.token)
+        let base = ["registrationToken": token, "verifier": verifier]
         var answer = h.post(
             "/register", room: room,
-            json: [
-                "registrationToken": token, "verifier": verifier, "challenge": base64(try h.challenge(room)),
-                "assertion": base64(Array("forged".utf8)),
-            ])
-        #expect(answer.status == 403 && answer.json["error"] as? String == "assertion rejected: fake: bad assertion")
-        answer = h.post(
-            "/register", room: room,
-            json: [
-                "registrationToken": token, "verifier": verifier, "challenge": base64(try h.challenge(room)),
-                "assertion": base64(goodAssertion),
-            ])
+            json: base.merging(["challenge": base64(try h.challenge(room)), "assertion": base64(Array("forged".utf8))])
+            {
+                $1
+            })
+        #expect(
+            answer.status == 403
+                && (answer.json["error"] as? String ?? "").hasPrefix("assertion rejected: malformed assertion CBOR"))
+        answer = h.post("/register", room: room, json: base.merging(try h.assertionFields(room)) { $1 })
         #expect(answer.status == 200)
-        answer = h.post(
-            "/register", room: makeRoom(),
-            json: [
-                "registrationToken": token, "verifier": verifier, "challenge": base64(try h.challenge(room)),
-                "assertion": base64(goodAssertion),
-            ])
-        #expect(answer.status == 403)
+        let elsewhere = makeRoom()
+        answer = h.post("/register", room: elsewhere, json: base.merging(try h.assertionFields(elsewhere)) { $1 })
+        #expect(answer.status == 403 && answer.error == "bad token")
     }
 }

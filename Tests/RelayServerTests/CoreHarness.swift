@@ -1,9 +1,11 @@
+import AppAttest
 import Foundation
 import HerdrCrypto
 import PeerGateListener
 import RelayProtocol
 import RelayServer
 import RelayStorage
+import TestSupport
 import Testing
 
 /// The origin every test relay believes it is.
@@ -14,32 +16,17 @@ func makeRoom() -> String { Hex.encode(SecureRandom.bytes(32)) }
 
 func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
 
-/// The attestation evidence the fake verifier accepts, the key id it returns for it, and the
-/// assertion it accepts from that key.
-let goodAttestation = Array("good attestation object".utf8)
-let goodAssertion = Array("good assertion".utf8)
-let attestedKeyID: [UInt8] = [0xA7, 0x7E, 0x57, 0x01]
+/// The throwaway App Attest PKI of every attestation-required harness (openssl makes it once).
+let attestFixture: AppAttestFixture = try! AppAttestFixture()
 
-/// Accepts exactly `goodAttestation` (returning `attestedKeyID`) and `goodAssertion` by that key,
-/// each only with a 32-byte client data hash; refuses everything else.
-struct FakeAttestationVerifier: AttestationVerifier {
-    func verifyAttestation(_ attestationObject: [UInt8], clientDataHash: [UInt8]) -> Result<
-        [UInt8], AttestationFailure
-    > {
-        guard attestationObject == goodAttestation, clientDataHash.count == 32 else {
-            return .failure(AttestationFailure("fake: bad attestation"))
-        }
-        return .success(attestedKeyID)
-    }
+/// The policy a test relay under attestation has: the fixture's app id and root, production.
+let testAppAttestPolicy = AppAttestPolicy(
+    appID: AppAttestFixture.appID, environment: .production, root: try! X509Certificate(pem: attestFixture.rootPEM))
 
-    func verifyAssertion(_ assertion: [UInt8], keyID: [UInt8], clientDataHash: [UInt8]) -> Result<
-        Void, AttestationFailure
-    > {
-        guard assertion == goodAssertion, keyID == attestedKeyID, clientDataHash.count == 32 else {
-            return .failure(AttestationFailure("fake: bad assertion"))
-        }
-        return .success(())
-    }
+/// The lines a core logged.
+final class LogLines {
+    var lines: [String] = []
+    func append(_ line: String) { lines.append(line) }
 }
 
 /// An HTTP answer decoded: status and JSON body.
@@ -61,7 +48,10 @@ struct HTTPAnswer {
 /// A `RelayCore` driven by hand: a manual clock, a memory store, and every action it asks for
 /// recorded per connection (texts sent, close, drop, pings).
 final class CoreHarness {
-    let clock = ManualRelayClock()
+    let clock: ManualRelayClock
+    /// What the core logged (refusal reasons the client does not see).
+    let logLines = LogLines()
+    var logged: [String] { logLines.lines }
     let store: any RelayStore
     let core: RelayCore
     var texts: [ConnectionID: [String]] = [:]
@@ -77,10 +67,17 @@ final class CoreHarness {
         configure: (inout RelayConfiguration) -> Void = { _ in }
     ) {
         var configuration = RelayConfiguration(origin: testOrigin, attestationRequired: attestationRequired)
+        configuration.appAttest = testAppAttestPolicy
         configure(&configuration)
         self.store = store
+        // Under attestation the wall clock starts an hour ahead of real time: a certificate the
+        // fixture makes during the test is valid from the second it is made (for a day).
+        clock =
+            attestationRequired
+            ? ManualRelayClock(unixSeconds: Int64(Date().timeIntervalSince1970) + 3600) : ManualRelayClock()
+        let lines = logLines
         core = RelayCore(
-            configuration: configuration, store: store, clock: clock, attestation: FakeAttestationVerifier())
+            configuration: configuration, store: store, clock: clock, log: { _, line in lines.append(line) })
     }
 
     /// Drains the core's actions into the records; returns them.
@@ -268,14 +265,43 @@ final class CoreHarness {
         return challenge
     }
 
-    /// A ticket from `/attest` with the good attestation object (attestation-required relays).
-    func ticket(_ room: String) throws -> String {
+    /// The phone's App Attest key (made on first use).
+    lazy var device: AppAttestFixture.Device = try! attestFixture.makeDevice()
+    /// The counter of the harness key's last assertion.
+    var assertionCounter: UInt32 = 0
+
+    /// The client data hash a phone attests or asserts over for `challenge` at this relay.
+    func clientDataHash(_ challenge: [UInt8]) -> [UInt8] {
+        RelayTranscript.attestClientDataHash(challenge: challenge, origin: testOrigin)
+    }
+
+    /// `/attest` with an attestation object by `device` (the harness's key) over a fresh challenge.
+    func attest(
+        _ room: String, _ attestation: AppAttestFixture.Attestation = .init(), by device: AppAttestFixture.Device? = nil
+    ) throws -> HTTPAnswer {
         let challenge = try challenge(room)
-        let answer = post(
-            "/attest", room: room,
-            json: ["challenge": base64(challenge), "attestationObject": base64(goodAttestation)])
-        #expect(answer.status == 200, "attest: \(answer.json)")
+        let object = try attestFixture.attestationObject(
+            for: device ?? self.device, clientDataHash: clientDataHash(challenge), attestation)
+        return post("/attest", room: room, json: ["challenge": base64(challenge), "attestationObject": base64(object)])
+    }
+
+    /// A ticket from `/attest` for the harness's key (attestation-required relays).
+    func ticket(_ room: String) throws -> String {
+        let answer = try attest(room)
+        #expect(answer.status == 200, "attest: \(answer.json) \(logged)")
         return try #require(answer.json["ticket"] as? String)
+    }
+
+    /// `/register`'s `challenge` and `assertion`: a fresh challenge and an assertion over it by
+    /// `device` (the harness's key) with the next counter, or `counter`.
+    func assertionFields(_ room: String, counter: UInt32? = nil, by device: AppAttestFixture.Device? = nil) throws
+        -> [String: String]
+    {
+        let challenge = try challenge(room)
+        if counter == nil { assertionCounter += 1 }
+        let assertion = try attestFixture.assertion(
+            by: device ?? self.device, clientDataHash: clientDataHash(challenge), counter: counter ?? assertionCounter)
+        return ["challenge": base64(challenge), "assertion": base64(assertion)]
     }
 
     /// Advances both clocks by a whole quota window (24 hours).

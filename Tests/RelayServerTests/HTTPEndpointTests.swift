@@ -31,7 +31,7 @@ import Testing
         let room = makeRoom()
         let challenge = try h.challenge(room)
         let answer = h.post(
-            "/attest", room: room, json: ["challenge": base64(challenge), "attestationObject": base64(goodAttestation)])
+            "/attest", room: room, json: ["challenge": base64(challenge), "attestationObject": base64([0xA0])])
         #expect(answer.status == 400 && answer.error == "attestation disabled")
         #expect(
             String(decoding: answer.response.body, as: UTF8.self) == "{\"ok\":false,\"error\":\"attestation disabled\"}"
@@ -151,14 +151,42 @@ import Testing
         answer = h.post(
             "/register", room: room,
             json: base.merging(["challenge": base64(try h.challenge(room)), "assertion": base64([9, 9])]) { $1 })
-        #expect(answer.status == 403 && answer.error == "assertion rejected: fake: bad assertion")
+        #expect(answer.status == 403 && (answer.error ?? "").hasPrefix("assertion rejected: malformed assertion CBOR"))
         // A challenge the relay never issued.
+        var fields = try h.assertionFields(room)
+        fields["challenge"] = base64(SecureRandom.bytes(32))
+        answer = h.post("/register", room: room, json: base.merging(fields) { $1 })
+        #expect(answer.status == 403 && answer.error == "bad challenge")
+        // An assertion by another key than the one the ticket attested.
         answer = h.post(
             "/register", room: room,
-            json: base.merging(["challenge": base64(SecureRandom.bytes(32)), "assertion": base64(goodAssertion)]) {
-                $1
-            })
-        #expect(answer.status == 403 && answer.error == "bad challenge")
+            json: base.merging(try h.assertionFields(room, by: try attestFixture.makeDevice())) { $1 })
+        #expect(answer.status == 403 && answer.error == "assertion rejected: assertion signature invalid")
+        // An assertion over this challenge bound to another relay's origin.
+        let challenge = try h.challenge(room)
+        let foreign = try attestFixture.assertion(
+            by: h.device,
+            clientDataHash: RelayTranscript.attestClientDataHash(challenge: challenge, origin: "https://other.example"),
+            counter: 40)
+        answer = h.post(
+            "/register", room: room,
+            json: base.merging(["challenge": base64(challenge), "assertion": base64(foreign)]) { $1 })
+        #expect(answer.status == 403 && answer.error == "assertion rejected: assertion signature invalid")
+        // The counter starts at the attestation's 0 and must grow: an accepted assertion refused
+        // later for its verifier still counts, so the same counter again is stale.
+        answer = h.post("/register", room: room, json: base.merging(try h.assertionFields(room, counter: 0)) { $1 })
+        #expect(answer.status == 403 && answer.error == "stale assertion")
+        answer = h.post(
+            "/register", room: room,
+            json: base.merging(try h.assertionFields(room, counter: 5)) { $1 }.merging(["verifier": base64([1])]) { $1 }
+        )
+        #expect(answer.status == 400 && answer.error == "bad verifier")
+        for counter: UInt32 in [5, 4] {
+            answer = h.post(
+                "/register", room: room, json: base.merging(try h.assertionFields(room, counter: counter)) { $1 })
+            #expect(answer.status == 403 && answer.error == "stale assertion", "counter \(counter)")
+        }
+        h.assertionCounter = 5
         // A token minted without attestation (an open-mode phone's) cannot register here.
         let openRoom = makeRoom()
         let open = CoreHarness(store: h.store)
@@ -170,9 +198,7 @@ import Testing
         #expect(answer.status == 403 && answer.error == "token not attested")
         #expect(try h.store.room(named: room)?.verifier == nil)
         // The same token with a good assertion: registered.
-        answer = h.post(
-            "/register", room: room,
-            json: base.merging(["challenge": base64(try h.challenge(room)), "assertion": base64(goodAssertion)]) { $1 })
+        answer = h.post("/register", room: room, json: base.merging(try h.assertionFields(room)) { $1 })
         #expect(answer.status == 200)
         #expect(try h.store.room(named: room)?.verifier == key.verifier.raw)
         #expect(

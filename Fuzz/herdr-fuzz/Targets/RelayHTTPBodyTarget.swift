@@ -4,34 +4,14 @@ import RelayProtocol
 import RelayServer
 import RelayStorage
 
-/// Accepts one attestation object and one assertion, as the relay's tests' fake verifier does,
-/// so that the fuzzer can reach the ticket and registration paths.
-private struct FuzzAttestationVerifier: AttestationVerifier {
-    static let attestation = Array("good attestation object".utf8)
-    static let assertion = Array("good assertion".utf8)
-    static let keyID: [UInt8] = [0xA7, 0x7E, 0x57, 0x01]
-
-    func verifyAttestation(_ attestationObject: [UInt8], clientDataHash: [UInt8]) -> Result<[UInt8], AttestationFailure>
-    {
-        attestationObject == Self.attestation && clientDataHash.count == 32
-            ? .success(Self.keyID) : .failure(AttestationFailure("fuzz: bad attestation"))
-    }
-
-    func verifyAssertion(_ assertion: [UInt8], keyID: [UInt8], clientDataHash: [UInt8]) -> Result<
-        Void, AttestationFailure
-    > {
-        assertion == Self.assertion && keyID == Self.keyID && clientDataHash.count == 32
-            ? .success(()) : .failure(AttestationFailure("fuzz: bad assertion"))
-    }
-}
-
 extension FuzzTargets {
     /// The relay's POST bodies through `RelayCore` (memory store, manual clock, a fixed random
     /// source): the first byte picks the path (`/attest/challenge`, `/attest`, `/register`,
     /// `/delete`) and whether attestation is required; the rest is the body. The head with a valid
     /// room passes `checkRequest`; the answer is a known status with a reason, JSON or plain text
     /// as the relay sends them, never a 500 except for the JSON `null` body, and the same body
-    /// sent again to a fresh core gives the same answer.
+    /// sent again to a fresh core gives the same answer. Attestation evidence meets the real
+    /// verifier (Apple's root): the app-attest targets fuzz it with a chain it trusts.
     static let relayHTTPBody = FuzzTarget(
         "relay-http-body", "RelayServer: POST /attest/challenge, /attest, /register, /delete bodies"
     ) { data in
@@ -49,7 +29,7 @@ extension FuzzTargets {
                 random: { count in
                     counter &+= 1
                     return [UInt8](repeating: counter, count: count)
-                }, attestation: FuzzAttestationVerifier())
+                })
             let room = String(repeating: "ab", count: 32)
             let head = HTTPRequestHead(
                 method: "POST", target: path, version: "HTTP/1.1",

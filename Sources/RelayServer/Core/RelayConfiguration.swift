@@ -1,3 +1,4 @@
+import AppAttest
 import RelayProtocol
 
 /// How a relay behaves: its origin, attestation mode and every limit (defaults: interop-facts §5).
@@ -7,6 +8,9 @@ public struct RelayConfiguration: Sendable {
     public var origin: String
     /// Whether phones must attest before pairing. Only the exact text `false` turns it off.
     public var attestationRequired: Bool
+    /// The App Attest evidence accepted while attestation is required: the app id, the
+    /// environment and the trust anchor (`APP_ID`, `APPATTEST_ENV`, `APPATTEST_ROOT_PEM`).
+    public var appAttest = AppAttestPolicy.iTerm2Buddy
 
     public var preAdmissionFrameSize = RelayLimits.preAdmissionFrameSize
     public var frameSize = RelayLimits.frameSize

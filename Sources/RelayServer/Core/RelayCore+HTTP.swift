@@ -1,3 +1,4 @@
+import AppAttest
 import Foundation
 import HerdrCrypto
 import PeerGateListener
@@ -152,17 +153,19 @@ extension RelayCore {
         guard let attestationObject = RelayJSON.bytes(objectText) else {
             return RelayHTTP.error(403, "attestation rejected")
         }
-        switch attestation.verifyAttestation(attestationObject, clientDataHash: clientDataHash) {
-        case .failure(let failure):
-            log(.event, "attestation refused: \(failure.message)")
+        let key: AttestedKey
+        do {
+            key = try attestation.verifyAttestation(attestationObject, clientDataHash: clientDataHash, now: now)
+        } catch {
+            // The reason is the operator's: the phone can do nothing with it, as upstream.
+            log(.event, "attestation refused: \(error.message)")
             return RelayHTTP.error(403, "attestation rejected")
-        case .success(let keyID):
-            let ticket = random(RelayLimits.tokenSize)
-            try store.addSecret(
-                .ticket, digest: SHA256.hash(ticket), room: room, expires: now + configuration.secretLifetime,
-                attachment: keyID, now: now)
-            return RelayHTTP.ok([("ticket", Data(ticket).base64EncodedString())])
         }
+        let ticket = random(RelayLimits.tokenSize)
+        try store.addSecret(
+            .ticket, digest: SHA256.hash(ticket), room: room, expires: now + configuration.secretLifetime,
+            attachment: key.attachment, now: now)
+        return RelayHTTP.ok([("ticket", Data(ticket).base64EncodedString())])
     }
 
     /// `/register`: the room's first verifier, only with the registration token minted at phone
@@ -185,11 +188,14 @@ extension RelayCore {
         // leaves it usable for a retry with a fresh one.
         guard let token = RelayJSON.bytes(tokenText) else { return RelayHTTP.error(403, "bad token") }
         let tokenDigest = SHA256.hash(token)
-        guard let keyID = try store.peekSecret(.registrationToken, digest: tokenDigest, room: name, now: now) else {
+        guard let attachment = try store.peekSecret(.registrationToken, digest: tokenDigest, room: name, now: now)
+        else {
             return RelayHTTP.error(403, "bad token")
         }
         if configuration.attestationRequired {
-            guard !keyID.isEmpty else { return RelayHTTP.error(403, "token not attested") }
+            guard let key = AttestedKey(attachment: attachment) else {
+                return RelayHTTP.error(403, "token not attested")
+            }
             guard let challengeText = object["challenge"] as? String, let assertionText = object["assertion"] as? String
             else { return RelayHTTP.error(403, "assertion required") }
             guard let challenge = RelayJSON.bytes(challengeText),
@@ -197,14 +203,27 @@ extension RelayCore {
             else { return RelayHTTP.error(403, "bad challenge") }
             let clientDataHash = RelayTranscript.attestClientDataHash(
                 challenge: challenge, origin: configuration.origin)
-            let verdict =
-                RelayJSON.bytes(assertionText).map {
-                    attestation.verifyAssertion($0, keyID: keyID, clientDataHash: clientDataHash)
-                } ?? .failure(AttestationFailure("the assertion is not base64"))
-            if case .failure(let failure) = verdict {
-                log(.event, "assertion refused: \(failure.message)")
-                return RelayHTTP.error(403, "assertion rejected: \(failure.message)")
+            let counter: UInt32
+            do throws(AppAttestFailure) {
+                guard let assertion = RelayJSON.bytes(assertionText) else {
+                    throw AppAttestFailure("the assertion is not base64")
+                }
+                counter = try attestation.verifyAssertion(
+                    assertion, publicKey: key.publicKey, clientDataHash: clientDataHash)
+            } catch {
+                log(.event, "assertion refused: \(error.message)")
+                return RelayHTTP.error(403, "assertion rejected: \(error.message)")
             }
+            // Strictly increasing per key, from the attestation's 0: a counter that did not grow is
+            // an assertion made before, and the phone retries with a fresh one.
+            let counterDigest = SHA256.hash(key.keyID)
+            let last =
+                try store.peekSecret(.assertionCounter, digest: counterDigest, room: name, now: now)
+                .flatMap(Self.counter(from:)) ?? 0
+            guard counter > last else { return RelayHTTP.error(403, "stale assertion") }
+            try store.addSecret(
+                .assertionCounter, digest: counterDigest, room: name, expires: now + configuration.secretLifetime,
+                attachment: withUnsafeBytes(of: counter.bigEndian, Array.init), now: now)
         }
         guard let verifier = RelayJSON.bytes(verifierText), verifier.count == Ed25519PublicKey.size,
             (try? Ed25519PublicKey(raw: verifier)) != nil
@@ -223,6 +242,12 @@ extension RelayCore {
         }
         log(.event, "a room was established")
         return RelayHTTP.ok()
+    }
+
+    /// A stored assertion counter (4 bytes, big-endian).
+    private static func counter(from attachment: [UInt8]) -> UInt32? {
+        guard attachment.count == 4 else { return nil }
+        return attachment.reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     /// `/delete`: a signature by the room's join key over a fresh challenge wipes the room and

@@ -1,3 +1,4 @@
+import AppAttest
 import HerdrCrypto
 import PeerGateListener
 import RelayProtocol
@@ -14,7 +15,8 @@ public final class RelayCore {
     let store: any RelayStore
     let clock: any RelayClock
     let random: (Int) -> [UInt8]
-    let attestation: any AttestationVerifier
+    /// Checks phones' App Attest evidence against `configuration.appAttest`.
+    let attestation: AppAttestVerifier
     let log: (RelayLogKind, String) -> Void
 
     var connections: [ConnectionID: ConnectionRecord] = [:]
@@ -46,14 +48,13 @@ public final class RelayCore {
     public init(
         configuration: RelayConfiguration, store: any RelayStore, clock: any RelayClock,
         random: @escaping (Int) -> [UInt8] = { SecureRandom.bytes($0) },
-        attestation: any AttestationVerifier = UnavailableAttestationVerifier(),
         log: @escaping (RelayLogKind, String) -> Void = { _, _ in }
     ) {
         self.configuration = configuration
         self.store = store
         self.clock = clock
         self.random = random
-        self.attestation = attestation
+        attestation = AppAttestVerifier(policy: configuration.appAttest)
         self.log = log
         nextPingRound = clock.milliseconds + configuration.pingInterval
         nextMaintenance = clock.milliseconds + configuration.maintenanceInterval
