@@ -2,7 +2,7 @@ import Foundation
 
 /// The targets, by name.
 enum FuzzTargets {
-    static let all: [FuzzTarget] = [homeFrames, redisURL] + wire + channel + files
+    static let all: [FuzzTarget] = [homeFrames, redisURL] + wire + channel + files + appAttest
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
 }
