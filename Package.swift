@@ -114,7 +114,7 @@ let package = Package(
             name: "herdr-bench",
             dependencies: [
                 "HerdrKit", "SSHClient", "TestSupport", "Noise", "Companion", "RelayServer", "RelayStorage",
-                "RelayProtocol",
+                "RelayProtocol", "AppAttest", "HerdrCrypto",
                 "CSystem",
             ],
             path: "Benchmarks/herdr-bench"),

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 
 // herdr-bench: performance targets, measured beside their anchors in the same run.
-//   herdr-bench [ssh] [noise] [pair] [relay] [cluster] [companion] [terminal] [home]  run the suites (default: all), print Markdown
+//   herdr-bench [ssh] [noise] [attest] [pair] [relay] [cluster] [companion] [terminal] [home]  run the suites (default: all), print Markdown
 //   herdr-bench stall-child   internal: the stalled-consumer scenario in a process of its own
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "stall-child" {
@@ -17,7 +17,8 @@ if arguments.first == "splice-child" {
     exit(RelayBenchChildren.runSplice())
 }
 let suites =
-    arguments.isEmpty ? ["ssh", "noise", "pair", "relay", "cluster", "companion", "terminal", "home"] : arguments
+    arguments.isEmpty
+    ? ["ssh", "noise", "attest", "pair", "relay", "cluster", "companion", "terminal", "home"] : arguments
 let environment = ProcessInfo.processInfo.environment
 let runs = Int(environment["HERDR_BENCH_RUNS"] ?? "") ?? 3
 let keystrokes = Int(environment["HERDR_BENCH_KEYSTROKES"] ?? "") ?? 1000
@@ -41,6 +42,14 @@ for suite in suites {
             markdown += try NoiseBenchmarks(runs: runs).run().markdown
         } catch {
             FileHandle.standardError.write(Data("error: noise benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
+    case "attest":
+        print("App Attest: attestations and assertions verified per second, beside openssl speed ecdsap384/ecdsap256")
+        do {
+            markdown += try AppAttestBenchmarks(runs: runs).run().markdown
+        } catch {
+            FileHandle.standardError.write(Data("error: attest benchmark failed: \(error)\n".utf8))
             exit(1)
         }
     case "pair":
@@ -100,7 +109,7 @@ for suite in suites {
     default:
         FileHandle.standardError.write(
             Data(
-                "error: unknown suite '\(suite)' (known: ssh, noise, pair, relay, cluster, companion, terminal, home)\n"
+                "error: unknown suite '\(suite)' (known: ssh, noise, attest, pair, relay, cluster, companion, terminal, home)\n"
                     .utf8))
         exit(64)
     }
