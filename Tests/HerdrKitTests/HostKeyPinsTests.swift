@@ -70,6 +70,36 @@ import Testing
         #expect(try pins.pinnedKey(hostname: "host", port: 22) == key(3))
     }
 
+    @Test("forgetting a host never lets a pattern it shared a line with begin the line as a comment or marker")
+    func forgettingKeepsTheRestOfTheLineMeaningWhatItMeant() throws {
+        // Found by the known-hosts fuzz target (Fuzz/regressions/known-hosts/comment-left-first):
+        // `host.example.com,#ther KEY` without its first pattern became the comment `#ther KEY`.
+        let dir = try TemporaryDirectory()
+        let file = dir.file("known_hosts")
+        let pins = HostKeyPins(file: file)
+        try Data(
+            """
+            Host.Example.COM.,#ther \(key(1).openSSHString)
+            a.example,@x,b.example \(key(2).openSSHString)
+            c.example,|1|x,[d.example]:2222 \(key(3).openSSHString)
+
+            """.utf8
+        ).write(to: file)
+        // Patterns that name no host that can be pinned are not listed as pins.
+        #expect(
+            try pins.allPins().map { "\($0.host):\($0.port)" } == [
+                "host.example.com:22", "a.example:22", "b.example:22", "c.example:22", "d.example:2222",
+            ])
+        #expect(try pins.forget(hostname: "host.example.com", port: 22))
+        #expect(try pins.forget(hostname: "a.example", port: 22))
+        #expect(try pins.forget(hostname: "c.example", port: 22))
+        #expect(
+            try readText(file)
+                == "b.example,@x \(key(2).openSSHString)\n[d.example]:2222,|1|x \(key(3).openSSHString)\n")
+        #expect(try pins.pinnedKey(hostname: "b.example", port: 22) == key(2))
+        #expect(try pins.pinnedKey(hostname: "d.example", port: 2222) == key(3))
+    }
+
     @Test func forgettingWithNoFileOrDirectoryIsANoOp() throws {
         let dir = try TemporaryDirectory()
         let pins = HostKeyPins(directory: ConfigDirectory(url: dir.file("never-created")))

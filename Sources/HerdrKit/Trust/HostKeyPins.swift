@@ -129,18 +129,7 @@ public final class HostKeyPins: Sendable {
 
     private static func target(hostname: String, port: Int, file: URL) throws(StorageError) -> Target {
         let name = CanonicalHost.hostname(hostname)
-        // Only characters that cannot change the meaning of a known_hosts line: no spaces, commas,
-        // brackets, wildcards, negation, markers or hashes.
-        let allowed = name.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."),
-                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "%"):
-                return true
-            default:
-                return false
-            }
-        }
-        guard !name.isEmpty, name.utf8.count <= 253, allowed else {
+        guard isPinnable(name) else {
             throw StorageError(
                 .invalidArgument, path: file.path,
                 message: "\"\(hostname)\" cannot be pinned: not a hostname or address")
@@ -149,6 +138,21 @@ public final class HostKeyPins: Sendable {
             throw StorageError(.invalidArgument, path: file.path, message: "\(port) cannot be pinned: not a TCP port")
         }
         return Target(name: name, port: port)
+    }
+
+    /// Whether a canonical name can be pinned: only characters that cannot change the meaning of
+    /// a known_hosts line (no spaces, commas, brackets, wildcards, negation, markers or hashes).
+    static func isPinnable(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 253
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."),
+                    UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "%"):
+                    true
+                default:
+                    false
+                }
+            }
     }
 
     /// One line of the file: its exact bytes, and the pin it holds when it is one this type understands.
@@ -195,15 +199,27 @@ public final class HostKeyPins: Sendable {
             hosts.contains(target)
         }
 
-        /// This line without `target`'s patterns, or nil when nothing would be left of it.
+        /// This line without `target`'s patterns, or nil when nothing would be left of it. A kept
+        /// pattern starting with `#`, `@` or `|` cannot begin the line (it would make it a comment,
+        /// a marker or a hashed entry), so one that can goes first; a line with only such patterns
+        /// left goes (they name no host that can be pinned).
         func removing(_ target: Target) -> Line? {
-            let keep = zip(patterns, hosts).filter { $0.1 != target }
-            guard !keep.isEmpty else { return nil }
-            return Line(Array((keep.map(\.0).joined(separator: ",") + rest).utf8))
+            var keep = zip(patterns, hosts).filter { $0.1 != target }.map(\.0)
+            guard let first = keep.firstIndex(where: { !($0.first.map { "#@|".contains($0) } ?? false) }) else {
+                return nil
+            }
+            keep.insert(keep.remove(at: first), at: 0)
+            return Line(Array((keep.joined(separator: ",") + rest).utf8))
         }
 
-        /// `host` (port 22) or `[host]:port`, canonicalized; nil for anything else.
+        /// `host` (port 22) or `[host]:port`, canonicalized, with a name that can be pinned; nil
+        /// for anything else.
         private static func parse(pattern: String) -> Target? {
+            guard let target = parseAnyName(pattern: pattern), HostKeyPins.isPinnable(target.name) else { return nil }
+            return target
+        }
+
+        private static func parseAnyName(pattern: String) -> Target? {
             guard !pattern.isEmpty, !pattern.contains(where: { "*?!".contains($0) }) else { return nil }
             guard pattern.hasPrefix("[") else { return Target(name: CanonicalHost.hostname(pattern), port: 22) }
             guard let close = pattern.lastIndex(of: "]"),
