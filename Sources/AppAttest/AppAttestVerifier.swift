@@ -54,8 +54,8 @@ public struct AppAttestVerifier: Sendable {
                 "nonce mismatch: the certificate is for other authenticator data or another challenge")
         }
         // 4. The key id is SHA-256 of the credential certificate's public key.
-        let publicKey = try credential.p256PublicKey()
-        let keyID = SHA256.hash(publicKey.point)
+        let point = try credential.p256Point()
+        let keyID = SHA256.hash(point)
         let authData = try AuthenticatorData(authDataBytes)
         // 5. The RP ID hash is this app's.
         guard ConstantTime.equal(authData.rpIDHash, SHA256.hash(Array(policy.appID.utf8))) else {
@@ -77,7 +77,7 @@ public struct AppAttestVerifier: Sendable {
         guard credentialData.credentialID == keyID else {
             throw AppAttestFailure("credentialId does not match keyId")
         }
-        return AttestedKey(keyID: keyID, publicKey: publicKey.point)
+        return AttestedKey(keyID: keyID, publicKey: point)
     }
 
     /// Verifies an assertion (CBOR `{signature, authenticatorData}`) by the key `publicKey` over

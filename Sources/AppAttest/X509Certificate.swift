@@ -78,24 +78,15 @@ public final class X509Certificate: @unchecked Sendable {
         return Array(UnsafeBufferPointer(start: bytes, count: Int(ASN1_STRING_length(data))))
     }
 
-    /// The certificate's public key, which must be ECDSA P-256 (App Attest's credential key).
-    public func p256PublicKey() throws(AppAttestFailure) -> P256PublicKey {
+    /// The uncompressed point of the certificate's public key, which must be ECDSA P-256 (App
+    /// Attest's credential key).
+    public func p256Point() throws(AppAttestFailure) -> [UInt8] {
         guard let key = X509_get0_pubkey(handle) else {
             ERR_clear_error()
             throw AppAttestFailure("the credential certificate's public key cannot be read")
         }
-        let length = i2d_PUBKEY(key, nil)
-        guard length > 0, Int(length) <= P256PublicKey.maximumKeyInfoSize else {
-            ERR_clear_error()
-            throw AppAttestFailure("the credential certificate's public key is not P-256")
-        }
-        var info = [UInt8](repeating: 0, count: Int(length))
-        info.withUnsafeMutableBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            _ = i2d_PUBKEY(key, &cursor)
-        }
         do {
-            return try P256PublicKey(subjectPublicKeyInfo: info)
+            return try P256PublicKey.point(ofKey: key)
         } catch {
             throw AppAttestFailure("the credential certificate's public key: \(error.message)")
         }

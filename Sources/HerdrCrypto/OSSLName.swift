@@ -8,6 +8,10 @@
 /// given (`OSSL_PARAM` names and values) instead of copying the string.
 final class OSSLName: @unchecked Sendable {
     static let x25519 = OSSLName("X25519")
+    static let ec = OSSLName("EC")
+    static let groupName = OSSLName("group")  // OSSL_PKEY_PARAM_GROUP_NAME
+    static let prime256v1 = OSSLName("prime256v1")
+    static let encodedPublicKey = OSSLName("encoded-pub-key")  // OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY
     static let privateKey = OSSLName("priv")  // OSSL_PKEY_PARAM_PRIV_KEY
     static let publicKey = OSSLName("pub")  // OSSL_PKEY_PARAM_PUB_KEY
     static let digest = OSSLName("digest")  // OSSL_KDF_PARAM_DIGEST

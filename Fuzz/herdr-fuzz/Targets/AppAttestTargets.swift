@@ -53,11 +53,11 @@ extension FuzzTargets {
     }
 
     /// The DER and binary pieces, the first byte choosing: the nonce extension (a nonce is
-    /// exactly Apple's structure around 32 bytes), a certificate (its key and extension read
-    /// without crashing), a SubjectPublicKeyInfo (a key read is a 65-byte point that reads back),
-    /// authenticator data (the counter is bytes 33–36).
+    /// exactly Apple's structure around 32 bytes), a certificate (its extension read without
+    /// crashing, the P-256 point it holds imports), a P-256 point (an imported key keeps it and
+    /// never verifies the input as a signature), authenticator data (the counter is bytes 33–36).
     static let appAttestParts = FuzzTarget(
-        "app-attest-parts", "AppAttest: nonce extension, X.509 DER, P-256 key info, authenticator data"
+        "app-attest-parts", "AppAttest: nonce extension, X.509 DER, P-256 points, authenticator data"
     ) { data in
         guard let selector = data.first else { return }
         let bytes = Array(data.dropFirst())
@@ -70,14 +70,16 @@ extension FuzzTargets {
         case 1:
             if let certificate = try? X509Certificate(der: bytes) {
                 _ = certificate.extensionValue(oid: AppleNonceExtension.oid)
-                _ = try? certificate.p256PublicKey()
+                if let point = try? certificate.p256Point() {
+                    FuzzCheck.expect(
+                        (try? P256PublicKey(point: point))?.point == point, "a certificate's point that does not import"
+                    )
+                }
                 _ = certificate.sha256Fingerprint
             }
         case 2:
-            if let key = try? P256PublicKey(subjectPublicKeyInfo: bytes) {
-                FuzzCheck.expect(key.point.count == 65 && key.point[0] == 4, "a key without an uncompressed point")
-                FuzzCheck.expect(
-                    (try? P256PublicKey(point: key.point))?.point == key.point, "a point that does not read back")
+            if let key = try? P256PublicKey(point: bytes) {
+                FuzzCheck.expect(key.point == bytes, "a key at another point")
                 FuzzCheck.expect(!key.isValidSignature(bytes, forSHA256Of: bytes), "the input verified as a signature")
             }
         default:
