@@ -1,4 +1,5 @@
 import COpenSSL
+import Synchronization
 
 /// An ECDSA P-256 (prime256v1) public key held in an OpenSSL `EVP_PKEY`: the key App Attest
 /// makes on a phone, read from its credential certificate and checked against its assertions.
@@ -22,36 +23,24 @@ public final class P256PublicKey: @unchecked Sendable {
             throw CryptoError(
                 .invalidKey, "a P-256 public key is a 65-byte uncompressed point, got \(point.count) bytes")
         }
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, OSSLName.ec.pointer, nil) else {
-            throw CryptoError.openSSL("EVP_PKEY_CTX_new_from_name(EC)")
+        // Through a shared import context when it is free: creating one costs a method fetch.
+        let shared: Result<OpaquePointer, CryptoError>? = Self.importer.withLockIfAvailable { importer in
+            Result { () throws(CryptoError) in
+                if importer == nil { importer = try P256Importer() }
+                return try importer!.importPublicKey(point)
+            }
         }
-        defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_fromdata_init(context) == 1 else { throw CryptoError.openSSL("EVP_PKEY_fromdata_init(EC)") }
-        var bytes = point
-        var imported: OpaquePointer?
-        let status = bytes.withUnsafeMutableBytes { pub in
-            // OSSL_PARAM keeps these pointers; the names are static and the point lives until
-            // EVP_PKEY_fromdata has returned.
-            var params = [
-                OSSL_PARAM_construct_utf8_string(OSSLName.groupName.pointer, OSSLName.prime256v1.pointer, 0),
-                OSSL_PARAM_construct_octet_string(OSSLName.publicKey.pointer, pub.baseAddress, pub.count),
-                OSSL_PARAM_construct_end(),
-            ]
-            return EVP_PKEY_fromdata(context, &imported, Self.publicKeySelection, &params)
+        if let shared {
+            key = try shared.get()
+        } else {
+            key = try P256Importer().importPublicKey(point)
         }
-        guard status == 1, let imported else {
-            ERR_clear_error()
-            throw CryptoError(.invalidKey, "the point is not on the P-256 curve")
-        }
-        key = imported
         self.point = point
     }
 
     deinit { EVP_PKEY_free(key) }
 
-    /// EVP_PKEY_PUBLIC_KEY, spelled out: the macro is too complex to import.
-    private static let publicKeySelection =
-        OSSL_KEYMGMT_SELECT_PUBLIC_KEY | OSSL_KEYMGMT_SELECT_DOMAIN_PARAMETERS | OSSL_KEYMGMT_SELECT_OTHER_PARAMETERS
+    private static let importer = Mutex<P256Importer?>(nil)
 
     /// The uncompressed point of an `EVP_PKEY` OpenSSL already decoded (a certificate's key);
     /// throws unless it is an EC key on P-256.
@@ -93,5 +82,46 @@ public final class P256PublicKey: @unchecked Sendable {
         // A malformed signature leaves reasons queued; they are this refusal's, not the next call's.
         ERR_clear_error()
         return verdict == 1
+    }
+}
+
+/// An `EVP_PKEY_CTX` set up to import P-256 public keys. Not thread-safe: used under
+/// P256PublicKey's lock or by one call alone.
+final class P256Importer: @unchecked Sendable {
+    private let context: OpaquePointer
+
+    /// EVP_PKEY_PUBLIC_KEY, spelled out: the macro is too complex to import.
+    private static let publicKeySelection =
+        OSSL_KEYMGMT_SELECT_PUBLIC_KEY | OSSL_KEYMGMT_SELECT_DOMAIN_PARAMETERS | OSSL_KEYMGMT_SELECT_OTHER_PARAMETERS
+
+    init() throws(CryptoError) {
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, OSSLName.ec.pointer, nil) else {
+            throw CryptoError.openSSL("EVP_PKEY_CTX_new_from_name(EC)")
+        }
+        self.context = context
+        guard EVP_PKEY_fromdata_init(context) == 1 else { throw CryptoError.openSSL("EVP_PKEY_fromdata_init(EC)") }
+    }
+
+    deinit { EVP_PKEY_CTX_free(context) }
+
+    /// The key at an uncompressed point; throws for a point that is not on the curve.
+    func importPublicKey(_ point: [UInt8]) throws(CryptoError) -> OpaquePointer {
+        var bytes = point
+        var imported: OpaquePointer?
+        let status = bytes.withUnsafeMutableBytes { pub in
+            // OSSL_PARAM keeps these pointers; the names are static and the point lives until
+            // EVP_PKEY_fromdata has returned.
+            var params = [
+                OSSL_PARAM_construct_utf8_string(OSSLName.groupName.pointer, OSSLName.prime256v1.pointer, 0),
+                OSSL_PARAM_construct_octet_string(OSSLName.publicKey.pointer, pub.baseAddress, pub.count),
+                OSSL_PARAM_construct_end(),
+            ]
+            return EVP_PKEY_fromdata(context, &imported, Self.publicKeySelection, &params)
+        }
+        guard status == 1, let imported else {
+            ERR_clear_error()
+            throw CryptoError(.invalidKey, "the point is not on the P-256 curve")
+        }
+        return imported
     }
 }
