@@ -1,5 +1,7 @@
 import Foundation
+import Glibc
 import HerdrCrypto
+import Synchronization
 
 /// A throwaway App Attest PKI made by the real `openssl` command: a P-384 root and intermediate
 /// (as Apple's are), and per device a P-256 key with a credential certificate carrying the nonce
@@ -48,6 +50,7 @@ public final class AppAttestFixture: @unchecked Sendable {
 
     public init() throws {
         directory = try TemporaryDirectory(prefix: "herdr-appattest-")
+        Self.removeAtExit(directory.path)
         openssl = try ProcessRunner.which("openssl")
         let root = directory.file("root").path
         let intermediate = directory.file("intermediate").path
@@ -118,6 +121,23 @@ public final class AppAttestFixture: @unchecked Sendable {
         try Data(nonce).write(to: URL(fileURLWithPath: input))
         let signature = try run(["dgst", "-sha256", "-sign", device.keyFile, input]).stdoutBytes
         return CBOREncoder.map([("signature", .bytes(signature)), ("authenticatorData", .bytes(authenticatorData))])
+    }
+
+    /// Fixtures mostly live as globals for the whole test process, so their deinit never runs:
+    /// their directories go when the process exits.
+    private static let directoriesToRemove = Mutex<[String]?>(nil)
+
+    private static func removeAtExit(_ path: String) {
+        directoriesToRemove.withLock { paths in
+            if paths == nil {
+                atexit {
+                    AppAttestFixture.directoriesToRemove.withLock { paths in
+                        for path in paths ?? [] { try? FileManager.default.removeItem(atPath: path) }
+                    }
+                }
+            }
+            paths = (paths ?? []) + [path]
+        }
     }
 
     // MARK: - openssl

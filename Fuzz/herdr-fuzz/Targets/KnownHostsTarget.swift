@@ -51,12 +51,13 @@ extension FuzzTargets {
     }
 }
 
-/// The scratch known_hosts file of this process (its directory made once).
+/// The scratch known_hosts file of this process (its directory made once, removed at exit).
 enum KnownHostsScratch {
+    static let directory = URL(fileURLWithPath: NSTemporaryDirectory())
+        .appendingPathComponent("herdr-fuzz-known-hosts-\(getpid())")
     static let file: URL = {
-        let directory = URL(fileURLWithPath: NSTemporaryDirectory())
-            .appendingPathComponent("herdr-fuzz-known-hosts-\(getpid())")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(at: KnownHostsScratch.directory) }
         return directory.appendingPathComponent("known_hosts")
     }()
 
