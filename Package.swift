@@ -100,7 +100,6 @@ let package = Package(
             name: "RelayCommandLine",
             dependencies: [
                 "CLISupport", "PeerGate", "RelayClient", "RelayProtocol", "RelayServer", "RelayStorage", "AppAttest",
-                "HerdrCrypto",
             ]),
         .executableTarget(
             name: "herdr-relay",

@@ -1,3 +1,5 @@
+import HerdrCrypto
+
 /// Which App Attest evidence a relay accepts: the app, the environment, the trust anchor.
 public struct AppAttestPolicy: Sendable {
     /// The App Attest environment a key was made in, told apart by the AAGUID.
@@ -30,6 +32,13 @@ public struct AppAttestPolicy: Sendable {
         self.appID = appID
         self.environment = environment
         self.root = root
+    }
+
+    /// The trust anchor as a start-up line names it: Apple's root, or another by its fingerprint.
+    public var rootDescription: String {
+        let fingerprint = Hex.encode(root.sha256Fingerprint).uppercased()
+        return fingerprint == AppleAppAttestRoot.sha256Fingerprint
+            ? "Apple's App Attestation root" : "root SHA256:\(fingerprint)"
     }
 
     /// The original relay's defaults: iTerm2 Buddy, production, Apple's root.

@@ -10,9 +10,12 @@ public struct AppAttestVerifier: Sendable {
 
     public let policy: AppAttestPolicy
     private let decoder = CBORDecoder()
+    /// SHA-256 of the app id, the RP ID hash every attestation and assertion must carry.
+    private let rpIDHash: [UInt8]
 
     public init(policy: AppAttestPolicy) {
         self.policy = policy
+        rpIDHash = SHA256.hash(Array(policy.appID.utf8))
     }
 
     /// Verifies an attestation object bound to `clientDataHash` at `now` (Unix seconds); returns
@@ -58,7 +61,7 @@ public struct AppAttestVerifier: Sendable {
         let keyID = SHA256.hash(point)
         let authData = try AuthenticatorData(authDataBytes)
         // 5. The RP ID hash is this app's.
-        guard ConstantTime.equal(authData.rpIDHash, SHA256.hash(Array(policy.appID.utf8))) else {
+        guard ConstantTime.equal(authData.rpIDHash, rpIDHash) else {
             throw AppAttestFailure("rpIdHash (app id) mismatch: the key is not \(policy.appID)'s")
         }
         // 6. A fresh key has signed nothing yet.
@@ -110,7 +113,7 @@ public struct AppAttestVerifier: Sendable {
         guard key.isValidSignature(signature, forSHA256Of: nonce) else {
             throw AppAttestFailure("assertion signature invalid")
         }
-        guard ConstantTime.equal(authData.rpIDHash, SHA256.hash(Array(policy.appID.utf8))) else {
+        guard ConstantTime.equal(authData.rpIDHash, rpIDHash) else {
             throw AppAttestFailure("assertion rpIdHash mismatch")
         }
         return authData.signCount

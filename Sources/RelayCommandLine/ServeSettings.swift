@@ -1,7 +1,6 @@
 import AppAttest
 import CLISupport
 import Foundation
-import HerdrCrypto
 import PeerGate
 import RelayClient
 import RelayServer
@@ -31,8 +30,6 @@ public struct ServeSettings: Sendable {
     public var attestationRequired: Bool
     /// The App Attest evidence accepted (`APP_ID`, `APPATTEST_ENV`, `APPATTEST_ROOT_PEM`).
     public var appAttest: AppAttestPolicy
-    /// Where the trust anchor came from, for the start-up line: "Apple's root" or a fingerprint.
-    public var appAttestRootText: String
     /// Whether event lines are logged (`RELAY_LOG`); failures always are.
     public var logsEvents: Bool
     /// The limits given, with their values.
@@ -98,7 +95,7 @@ public struct ServeSettings: Sendable {
         let attest =
             arguments.wasGiven("attest-required") ? arguments.string("attest-required") : environment["ATTEST_REQUIRED"]
         attestationRequired = RelayConfiguration.attestationRequired(setting: attest)
-        (appAttest, appAttestRootText) = try Self.appAttestPolicy(arguments, value)
+        appAttest = try Self.appAttestPolicy(arguments, value)
         logsEvents = try boolean("log", "RELAY_LOG")
         var limits: [(LimitSetting, Int64)] = []
         for setting in LimitSetting.all {
@@ -147,10 +144,9 @@ public struct ServeSettings: Sendable {
     /// (`APPATTEST_ROOT_PEM`: PEM text as the original takes it, or a PEM file's path), each
     /// checked now so a relay never starts with evidence it could not check.
     static func appAttestPolicy(_ arguments: ParsedArguments, _ value: (String, String) -> String?) throws(UsageError)
-        -> (AppAttestPolicy, String)
+        -> AppAttestPolicy
     {
         var policy = AppAttestPolicy.iTerm2Buddy
-        var rootText = "Apple's App Attestation root"
         if let appID = value("app-id", "APP_ID") {
             guard Self.isAppID(appID) else {
                 throw arguments.usageError(
@@ -181,9 +177,8 @@ public struct ServeSettings: Sendable {
             } catch {
                 throw arguments.usageError("--appattest-root (APPATTEST_ROOT_PEM): \(error.message)")
             }
-            rootText = "root SHA256:\(Hex.encode(policy.root.sha256Fingerprint))"
         }
-        return (policy, rootText)
+        return policy
     }
 
     /// A team id (10 upper-case letters or digits), a dot, and a bundle id.

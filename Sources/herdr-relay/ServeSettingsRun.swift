@@ -73,7 +73,7 @@ extension ServeSettings {
         }
         let limitText = limits.map { " \($0.setting.variable)=\($0.value)" }.joined()
         log(
-            "origin \(origin); attestation \(attestationRequired ? "required (App Attest: \(appAttest.appID), \(appAttest.environment.rawValue), \(appAttestRootText))" : "off (ATTEST_REQUIRED=false)"); store \(redis.map(\.description) ?? path)\(tls == nil ? "; plain WebSocket" : "; TLS")\(clientAddress.logText); event log \(logsEvents ? "on" : "off")\(limits.isEmpty ? "" : ";" + limitText)"
+            "origin \(origin); attestation \(attestationRequired ? "required (App Attest: \(appAttest.appID), \(appAttest.environment.rawValue), \(appAttest.rootDescription))" : "off (ATTEST_REQUIRED=false)"); store \(redis.map(\.description) ?? path)\(tls == nil ? "; plain WebSocket" : "; TLS")\(clientAddress.logText); event log \(logsEvents ? "on" : "off")\(limits.isEmpty ? "" : ";" + limitText)"
         )
         let scheme = tls == nil ? "ws" : "wss"
         let host = bindAddress.contains(":") ? "[\(bindAddress)]" : bindAddress
