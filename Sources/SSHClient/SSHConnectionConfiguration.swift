@@ -40,12 +40,18 @@ public struct KeyboardInteractiveChallenge: Sendable, Equatable {
     public let prompts: [Prompt]
 }
 
-/// Credentials offered to the server, tried in this order: the Ed25519 key, then a password
-/// (method `password`, or `keyboard-interactive` answering its hidden prompts), then the
-/// interactive responder for anything else.
+/// Credentials offered to the server, tried in this order: the Ed25519 device key, the key files,
+/// the keys in ssh-agent, then a password (method `password`, or `keyboard-interactive` answering
+/// its hidden prompts), then the interactive responder for anything else.
 public struct SSHCredentials: Sendable {
     public var username: String
     public var privateKey: Ed25519PrivateKey?
+    /// Private key files (OpenSSH, PEM or PKCS#8), tried in order after the device key; an
+    /// encrypted one's passphrase is asked through `responder` (challenge name `passphrase`).
+    public var identityFiles: [String]
+    /// The ssh-agent socket (what `SSH_AUTH_SOCK` names) whose keys are tried after the key
+    /// files; nil asks no agent.
+    public var agentSocketPath: String?
     public var password: String?
     /// Answers keyboard-interactive prompts and, when no password is stored, password requests.
     /// Called on the connection's own thread; it may block until a person answers.
@@ -53,11 +59,14 @@ public struct SSHCredentials: Sendable {
     public var responder: (@Sendable (KeyboardInteractiveChallenge) -> [String]?)?
 
     public init(
-        username: String, privateKey: Ed25519PrivateKey? = nil, password: String? = nil,
+        username: String, privateKey: Ed25519PrivateKey? = nil, identityFiles: [String] = [],
+        agentSocketPath: String? = nil, password: String? = nil,
         responder: (@Sendable (KeyboardInteractiveChallenge) -> [String]?)? = nil
     ) {
         self.username = username
         self.privateKey = privateKey
+        self.identityFiles = identityFiles
+        self.agentSocketPath = agentSocketPath
         self.password = password
         self.responder = responder
     }

@@ -139,6 +139,18 @@ final class SSHConnectionWorker {
             tried.append("publickey")
             if try attemptPublicKey(key, session: session, deadline: deadline) { return "publickey" }
         }
+        if methods.contains("publickey") {
+            for path in credentials.identityFiles {
+                let (accepted, note) = try attemptIdentityFile(path, session: session, deadline: deadline)
+                tried.append(note)
+                if accepted { return "publickey" }
+            }
+            if let socketPath = credentials.agentSocketPath {
+                let (accepted, note) = try attemptAgent(socketPath: socketPath, session: session, deadline: deadline)
+                tried.append(note)
+                if accepted { return "publickey" }
+            }
+        }
         let canAskPassword = credentials.password != nil || credentials.responder != nil
         if methods.contains("password"), canAskPassword {
             tried.append("password")
@@ -211,24 +223,137 @@ final class SSHConnectionWorker {
         }
     }
 
+    /// Tries a key file: its passphrase is asked through the responder (up to three times) when
+    /// the file is encrypted. Returns whether the server took it and a phrase for the summary.
+    private func attemptIdentityFile(_ path: String, session: SSHSessionHandle, deadline: Double)
+        throws(SSHConnectionStop) -> (accepted: Bool, note: String)
+    {
+        let file: PrivateKeyFile
+        do {
+            file = try PrivateKeyFile.read(path)
+        } catch {
+            return (false, "identity \(path) (\(error.reason))")
+        }
+        let user = configuration.credentials.username
+        var asked = 0
+        while true {
+            var passphrase: String?
+            if file.isEncrypted {
+                guard let responder = configuration.credentials.responder else {
+                    return (false, "identity \(path) (encrypted, and there is no terminal to ask its passphrase)")
+                }
+                guard asked < 3 else { return (false, "identity \(path) (wrong passphrase 3 times)") }
+                asked += 1
+                let challenge = KeyboardInteractiveChallenge(
+                    name: "passphrase", instruction: "",
+                    prompts: [.init(text: "Enter passphrase for key '\(path)': ", echo: false)])
+                guard let answer = responder(challenge)?.first, !answer.isEmpty else {
+                    return (false, "identity \(path) (no passphrase given)")
+                }
+                passphrase = answer
+            }
+            let code = try completion(session: session, deadline: deadline) {
+                file.contents.withUnsafeBufferPointer { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) { key in
+                        libssh2_userauth_publickey_frommemory(
+                            session.raw, user, user.utf8.count, nil, 0, key.baseAddress, key.count, passphrase)
+                    }
+                }
+            }
+            switch code {
+            case 0:
+                return (true, "identity \(path)")
+            case LIBSSH2_ERROR_AUTHENTICATION_FAILED, LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED:
+                return (false, "identity \(path) (not accepted\(Self.rsaNote(file)))")
+            case _ where Self.transportFailures.contains(code):
+                throw .failure(phaseFailure(.authentication, "publickey authentication", session: session))
+            case _ where file.isEncrypted:
+                continue  // libssh2 could not unpack it: a wrong passphrase, so ask again
+            default:
+                return (false, "identity \(path) (not a private key this client can read: \(session.lastErrorMessage))")
+            }
+        }
+    }
+
+    /// Failures of the connection itself, as opposed to a key that could not be loaded or signed.
+    static let transportFailures: Set<Int32> = [
+        LIBSSH2_ERROR_SOCKET_SEND, LIBSSH2_ERROR_SOCKET_RECV, LIBSSH2_ERROR_SOCKET_DISCONNECT,
+        LIBSSH2_ERROR_SOCKET_TIMEOUT, LIBSSH2_ERROR_TIMEOUT, LIBSSH2_ERROR_BAD_SOCKET, LIBSSH2_ERROR_INVALID_MAC,
+        LIBSSH2_ERROR_ALLOC,
+    ]
+
+    /// libssh2 1.10 signs with an RSA key as `ssh-rsa` (SHA-1), which OpenSSH 8.8 and later refuse
+    /// by default: worth saying when such a key is refused.
+    static func rsaNote(_ file: PrivateKeyFile) -> String {
+        file.keyType == "ssh-rsa" ? Self.rsaCaveat : ""
+    }
+
+    static func rsaNote(_ blob: [UInt8]) -> String {
+        blob.starts(with: [0, 0, 0, 7] + Array("ssh-rsa".utf8)) ? Self.rsaCaveat : ""
+    }
+
+    static let rsaCaveat =
+        "; this client signs with RSA keys only as ssh-rsa (SHA-1), which OpenSSH 8.8 and later refuse: use an Ed25519 or ECDSA key"
+
+    /// Tries each key ssh-agent holds (but the device key, already tried). An agent that cannot be
+    /// reached is a phrase in the summary, not a failure: the password may still work.
+    private func attemptAgent(socketPath: String, session: SSHSessionHandle, deadline: Double)
+        throws(SSHConnectionStop) -> (accepted: Bool, note: String)
+    {
+        let agent: SSHAgentHandle
+        let identities: [SSHAgentHandle.Identity]
+        do {
+            agent = try SSHAgentHandle(session: session, socketPath: socketPath)
+            identities = try agent.identities(session: session)
+        } catch {
+            return (false, error.message)
+        }
+        let deviceBlob = configuration.credentials.privateKey.map { SSHKeyBlob.ed25519($0.publicKey.raw) }
+        let candidates = identities.filter { $0.blob != deviceBlob }
+        guard !candidates.isEmpty else { return (false, "ssh-agent (it holds no other key)") }
+        let user = configuration.credentials.username
+        var caveat = ""
+        for identity in candidates {
+            let code = try completion(session: session, deadline: deadline) {
+                libssh2_agent_userauth(agent.raw, user, identity.raw)
+            }
+            if code == 0 { return (true, "ssh-agent key \(identity.comment)") }
+            guard Self.refusals.contains(code) else {
+                throw .failure(phaseFailure(.authentication, "ssh-agent authentication", session: session))
+            }
+            if caveat.isEmpty { caveat = Self.rsaNote(identity.blob) }
+        }
+        let count = candidates.count
+        return (false, "ssh-agent (\(count) key\(count == 1 ? "" : "s"), none accepted\(caveat))")
+    }
+
     /// Runs one authentication call to completion; false when the server said no.
     private func attempt(_ method: String, session: SSHSessionHandle, deadline: Double, _ call: () -> Int32)
         throws(SSHConnectionStop) -> Bool
     {
+        let code = try completion(session: session, deadline: deadline, call)
+        guard code == 0 || Self.refusals.contains(code) else {
+            throw .failure(phaseFailure(.authentication, "\(method) authentication", session: session))
+        }
+        return code == 0
+    }
+
+    /// The server said no (or the agent would not sign): the connection stays usable for the next method.
+    static let refusals: Set<Int32> = [
+        LIBSSH2_ERROR_AUTHENTICATION_FAILED, LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED, LIBSSH2_ERROR_METHOD_NOT_SUPPORTED,
+        LIBSSH2_ERROR_AGENT_PROTOCOL,
+    ]
+
+    /// Runs one authentication call until it stops asking to wait; 0 or the libssh2 error code.
+    private func completion(session: SSHSessionHandle, deadline: Double, _ call: () -> Int32)
+        throws(SSHConnectionStop) -> Int32
+    {
         while true {
             let rc = call()
             switch LibSSH2Status(rc) {
-            case .done:
-                return true
-            case .wouldBlock:
-                try waitForSocket(session: session, deadline: deadline, phase: "authentication")
-            case .error(let code):
-                if code == LIBSSH2_ERROR_AUTHENTICATION_FAILED || code == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED
-                    || code == LIBSSH2_ERROR_METHOD_NOT_SUPPORTED
-                {
-                    return false
-                }
-                throw .failure(phaseFailure(.authentication, "\(method) authentication", session: session))
+            case .done: return 0
+            case .wouldBlock: try waitForSocket(session: session, deadline: deadline, phase: "authentication")
+            case .error(let code): return code
             }
         }
     }
