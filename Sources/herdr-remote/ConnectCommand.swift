@@ -16,6 +16,10 @@ enum ConnectCommand {
             the key is then pinned. A changed key is refused. If the connection drops, herdr-remote reattaches \
             to the same session, with backoff. Type ~. after a newline to disconnect, ~? for help.
 
+            Over SSH, logins are tried in this order: this device's key (herdr-remote key), the --identity \
+            files and the host's saved ones, the keys in ssh-agent when SSH_AUTH_SOCK is set (set it empty to \
+            skip the agent), then the stored password, or one asked on the terminal.
+
             A host paired with a herdr://companion code is reached end to end encrypted to herdr-host on the \
             computer, which must be running (herdr-host run), over two roads tried together: directly on the \
             home network when the computer listens there (its home addresses came with the code and are \
@@ -30,7 +34,8 @@ enum ConnectCommand {
         options: [
             OptionSpec(
                 "road", valueName: "home|relay",
-                help: "For a companion host: take only this road (default: both, the home network preferred).")
+                help: "For a companion host: take only this road (default: both, the home network preferred)."),
+            HostCommands.identityOption,
         ],
         flags: [
             FlagSpec("no-reattach", help: "Fail at once when the connection drops instead of reattaching."),
@@ -57,6 +62,10 @@ enum ConnectCommand {
                 throw arguments.usageError("\(host.name) is reached over SSH; --road is for companion hosts")
             }
             options.road = choice
+        }
+        options.identityFiles = try HostCommands.identityFiles(arguments)
+        if let socket = ProcessInfo.processInfo.environment["SSH_AUTH_SOCK"], !socket.isEmpty {
+            options.agentSocketPath = socket
         }
         options.promptResponder = answerPrompts
         // Output goes to the terminal from the connection's own thread: no handoff per echo, and a

@@ -76,6 +76,7 @@ enum HostCommands {
                 "session", short: "s", help: "herdr session to attach (1-64 of A-Z a-z 0-9 . _ -).",
                 defaultValue: "herdr's default"),
             OptionSpec("command", valueName: "command", help: "Run this command instead of herdr (verbatim)."),
+            identityOption,
         ],
         flags: [FlagSpec("replace", help: "Replace an existing host of the same name.")],
         handler: { @MainActor arguments in
@@ -102,6 +103,7 @@ enum HostCommands {
                     "invalid herdr session name \(HerdrCommand.posixQuoted(session)): use 1-64 of A-Z a-z 0-9 . _ - (not . or ..)"
                 )
             }
+            let identityFiles = try identityFiles(arguments)
             let store = try openStore()
             let existing = store.host(named: name)
             if existing != nil && !arguments.flag("replace") {
@@ -109,7 +111,8 @@ enum HostCommands {
             }
             let profile = HostProfile(
                 id: existing?.id ?? UUID(), name: name, hostname: hostname, port: port, username: user,
-                platform: platform, herdrSession: session, remoteCommand: arguments.string("command"))
+                platform: platform, herdrSession: session, remoteCommand: arguments.string("command"),
+                identityFiles: identityFiles)
             store.upsert(profile)
             if let error = store.lastError { throw RemoteError(.ioError, error) }
             print("Saved \(name): \(user)@\(endpoint(hostname, port)). Connect with: herdr-remote connect \(name)")
@@ -169,6 +172,40 @@ enum HostCommands {
         })
 
     // MARK: Shared
+
+    /// `-i/--identity FILE`, on `add` (saved with the host) and `connect` (this connection only).
+    static let identityOption = OptionSpec(
+        "identity", short: "i", valueName: "file",
+        help:
+            "A private key file to log in with, as ssh -i: tried after this device's key and before ssh-agent's keys; its passphrase is asked when it has one.",
+        isRepeatable: true)
+
+    /// The `--identity` files as absolute paths (`~` expanded), each checked to be a readable file now,
+    /// so a typo is caught when it is typed rather than as a refused login later.
+    static func identityFiles(_ arguments: ParsedArguments) throws -> [String] {
+        try arguments.strings("identity").map { given in
+            let path = absolutePath(given)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                FileManager.default.isReadableFile(atPath: path)
+            else { throw arguments.usageError("--identity \(given): no readable key file at \(path)") }
+            return path
+        }
+    }
+
+    /// `~` and `~/…` expanded against the home directory, a relative path made absolute against the
+    /// current directory.
+    static func absolutePath(_ given: String) -> String {
+        let home = FileManager.default.homeDirectoryForCurrentUser.path
+        var path = given
+        if path == "~" {
+            path = home
+        } else if path.hasPrefix("~/") {
+            path = home + path.dropFirst(1)
+        }
+        if !path.hasPrefix("/") { path = FileManager.default.currentDirectoryPath + "/" + path }
+        return URL(fileURLWithPath: path).standardizedFileURL.path
+    }
 
     @MainActor
     static func openStore() throws -> HostStore {

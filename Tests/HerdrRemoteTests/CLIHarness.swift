@@ -20,15 +20,20 @@ struct CLIHarness {
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = config.path
+        // A developer's own agent must not log the tests in; tests that want one set it.
+        environment["SSH_AUTH_SOCK"] = nil
         return environment
     }
 
     var directory: URL { config.url.appendingPathComponent("herdr-remote") }
 
     @discardableResult
-    func run(_ arguments: [String], input: String = "", timeout: Double = 60) throws -> ProcessResult {
+    func run(_ arguments: [String], input: String = "", timeout: Double = 60, setting extra: [String: String] = [:])
+        throws -> ProcessResult
+    {
         try ProcessRunner.run(
-            Self.executable, arguments, environment: environment, input: Array(input.utf8), timeout: timeout)
+            Self.executable, arguments, environment: environment.merging(extra) { $1 }, input: Array(input.utf8),
+            timeout: timeout)
     }
 
     /// Saves a host pointing at `server` and authorizes this config's device key there.

@@ -24,6 +24,9 @@ public struct HostProfile: Codable, Identifiable, Hashable, Sendable {
     public var herdrSession: String?
     /// A command run instead of ``HerdrCommand/attach(platform:session:)``; nil means the attach command.
     public var remoteCommand: String?
+    /// Private key files (absolute paths) tried after the device key and before ssh-agent's keys,
+    /// as `ssh -i` or `IdentityFile` would; empty for most hosts.
+    public var identityFiles: [String]
     /// Set for a computer paired through a relay (`herdr://companion`): reached through that relay
     /// with the end-to-end channel instead of SSH. `hostname` and `port` then name the relay.
     public var relay: RelayRoad?
@@ -38,6 +41,7 @@ public struct HostProfile: Codable, Identifiable, Hashable, Sendable {
         platform: HostPlatform = .unix,
         herdrSession: String? = nil,
         remoteCommand: String? = nil,
+        identityFiles: [String] = [],
         relay: RelayRoad? = nil
     ) {
         self.id = id
@@ -48,6 +52,7 @@ public struct HostProfile: Codable, Identifiable, Hashable, Sendable {
         self.platform = platform
         self.herdrSession = herdrSession
         self.remoteCommand = remoteCommand
+        self.identityFiles = identityFiles
         self.relay = relay
     }
 
@@ -59,7 +64,7 @@ public struct HostProfile: Codable, Identifiable, Hashable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, name, hostname, port, username, platform, herdrSession, remoteCommand, relay
+        case id, name, hostname, port, username, platform, herdrSession, remoteCommand, identityFiles, relay
     }
 
     /// Decodes a profile, filling in the defaults for keys that older or hand-written files leave out.
@@ -73,6 +78,7 @@ public struct HostProfile: Codable, Identifiable, Hashable, Sendable {
         platform = try container.decodeIfPresent(HostPlatform.self, forKey: .platform) ?? .unix
         herdrSession = try container.decodeIfPresent(String.self, forKey: .herdrSession)
         remoteCommand = try container.decodeIfPresent(String.self, forKey: .remoteCommand)
+        identityFiles = try container.decodeIfPresent([String].self, forKey: .identityFiles) ?? []
         relay = try container.decodeIfPresent(RelayRoad.self, forKey: .relay)
     }
 }

@@ -359,7 +359,9 @@ public final class TerminalSession {
             host: hostname, port: profile.port, hostKeyPolicy: policy, preferredHostKeyAlgorithms: preferred,
             credentials: SSHCredentials(
                 username: profile.username, privateKey: deviceKey?.privateKey,
-                password: store.password(for: profile.id),
+                identityFiles: options.identityFiles
+                    + profile.identityFiles.filter { !options.identityFiles.contains($0) },
+                agentSocketPath: options.agentSocketPath, password: store.password(for: profile.id),
                 responder: options.promptResponder),
             pty: PTYRequest(cols: size.cols, rows: size.rows), command: command)
         configuration.connectTimeout = options.connectTimeout

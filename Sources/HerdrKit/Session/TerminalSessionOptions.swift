@@ -14,6 +14,11 @@ public struct TerminalSessionOptions: Sendable {
     /// Answers password and keyboard-interactive prompts when no stored password fits.
     /// Runs on the connection's own thread and may block until a person answers.
     public var promptResponder: (@Sendable (KeyboardInteractiveChallenge) -> [String]?)?
+    /// Key files tried before the profile's own (`connect --identity`).
+    public var identityFiles: [String] = []
+    /// The ssh-agent socket whose keys are tried after the key files and before a password; a
+    /// program sets it from `SSH_AUTH_SOCK`. Nil asks no agent.
+    public var agentSocketPath: String?
     /// The SSH receive window: the most output that can be in flight toward this client.
     public var receiveWindow: Int = 2 * 1024 * 1024
     /// The most output handed to `onOutput` in one call.
