@@ -27,6 +27,11 @@ public enum CommandLineTool {
     /// Parses `arguments`, then prints help or version (exit 0), prints a usage error (exit 64), or
     /// runs the selected command's handler.
     ///
+    /// Two requests are answered before parsing, when they are the only arguments:
+    /// `--generate-completion-script bash|zsh|fish` prints the shell's completion script
+    /// (``CompletionShell``) and `--generate-manual` the manual page (``ManPage``), exit 0; an
+    /// unknown shell is a usage error. They are for packaging (`make install`), so help omits them.
+    ///
     /// What the handler throws is printed to `standardError` as `error: ...`; the code is 64 for a
     /// ``UsageError``, the error's own for an ``ExitCodeConvertible``, and 1 for anything else.
     public static func run(
@@ -34,6 +39,15 @@ public enum CommandLineTool {
         standardOutput: Output = { try? FileDescriptorWriter.writeAll(fd: STDOUT_FILENO, string: $0) },
         standardError: Output = { StandardError.write($0) }
     ) async -> ExitCode {
+        do {
+            if let document = try GeneratedDocument.requested(by: arguments, program: spec.name) {
+                standardOutput(document.render(spec))
+                return .success
+            }
+        } catch {
+            standardError(error.message + "\n")
+            return .usage
+        }
         let invocation: Invocation
         do {
             invocation = try CommandParser.parse(arguments, spec: spec)

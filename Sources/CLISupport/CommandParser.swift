@@ -17,6 +17,12 @@ public enum CommandParser {
     public static func parse(_ arguments: [String], spec: CommandSpec) throws(UsageError) -> Invocation {
         let problems = spec.validationProblems()
         precondition(problems.isEmpty, "CLISupport: invalid command spec:\n" + problems.joined(separator: "\n"))
+        return try parseUnchecked(arguments, spec: spec)
+    }
+
+    /// ``parse(_:spec:)`` without checking the spec first: for the check itself, which parses
+    /// completion command lines (``CompletionSource/command(_:)``) against the spec being checked.
+    static func parseUnchecked(_ arguments: [String], spec: CommandSpec) throws(UsageError) -> Invocation {
         let optionWords = arguments.prefix { $0 != "--" }
         let asksForHelp = optionWords.contains { $0 == "-h" || $0 == "--help" }
         var state = ParseState(root: spec)

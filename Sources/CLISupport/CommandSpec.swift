@@ -74,11 +74,45 @@ public struct CommandSpec: Sendable {
     /// share one namespace in ``ParsedArguments``); `help`/`-h` (and `version` on a root with a
     /// version) are reserved; short names are single ASCII letters or digits and unique in a
     /// command; required positionals come before optional ones and only the last may repeat; a
-    /// command with subcommands has no positionals; subcommand names are unique.
+    /// command with subcommands has no positionals; subcommand names are unique. On the root,
+    /// `generate-completion-script` and `generate-manual` are reserved too (``CommandLineTool``
+    /// answers them). Completion sources: values are plain words, none listed twice, and a
+    /// ``CompletionSource/command(_:)`` is a command line of this program that runs a command.
     public func validationProblems() -> [String] {
         var problems: [String] = []
         validate(path: [name], inherited: [], isRoot: true, into: &problems)
+        for (path, what, arguments) in completionCommands(path: [name]) where !arguments.isEmpty {
+            do {
+                guard case .run = try CommandParser.parseUnchecked(arguments, spec: self) else {
+                    problems.append(
+                        "\(path): \(what): completion command '\(arguments.joined(separator: " "))' runs nothing")
+                    continue
+                }
+            } catch {
+                problems.append(
+                    "\(path): \(what): completion command '\(arguments.joined(separator: " "))' is not a command line of \(name) (\(error.problem))"
+                )
+            }
+        }
         return problems
+    }
+
+    /// Every ``CompletionSource/command(_:)`` in this command and below: where, for what, its arguments.
+    private func completionCommands(path: [String]) -> [(String, String, [String])] {
+        var found: [(String, String, [String])] = []
+        let here = path.joined(separator: " ")
+        for option in options {
+            if case .command(let arguments) = option.completion {
+                found.append((here, "option '--\(option.name)'", arguments))
+            }
+        }
+        for argument in self.arguments {
+            if case .command(let arguments) = argument.completion {
+                found.append((here, "argument '<\(argument.name)>'", arguments))
+            }
+        }
+        for subcommand in subcommands { found += subcommand.completionCommands(path: path + [subcommand.name]) }
+        return found
     }
 
     private func validate(path: [String], inherited: Set<String>, isRoot: Bool, into problems: inout [String]) {
@@ -86,6 +120,7 @@ public struct CommandSpec: Sendable {
         if !CommandSpec.isWord(name) { problems.append("\(here): command name '\(name)' is not a word") }
         var reserved: Set<String> = ["help"]
         if isRoot && version != nil { reserved.insert("version") }
+        if isRoot { reserved.formUnion([GeneratedDocument.completionSwitch, GeneratedDocument.manualSwitch]) }
         var seen = inherited
         var shorts: Set<Character> = ["h"]
         let declared: [(String, Character?)] =
@@ -100,6 +135,10 @@ public struct CommandSpec: Sendable {
                 }
                 if !shorts.insert(short).inserted { problems.append("\(here): short name '-\(short)' is used twice") }
             }
+        }
+        for option in options { problems += option.completion.problems(for: "\(here): option '--\(option.name)'") }
+        for argument in arguments {
+            problems += argument.completion.problems(for: "\(here): argument '<\(argument.name)>'")
         }
         var sawOptional = false
         for (index, argument) in arguments.enumerated() {

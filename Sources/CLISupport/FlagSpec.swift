@@ -16,6 +16,9 @@ public struct FlagSpec: Sendable, Equatable {
         self.isRepeatable = isRepeatable
     }
 
+    /// The help text with `(repeatable)` when it repeats, as help and the manual show it.
+    var annotatedHelp: String { isRepeatable ? help + " (repeatable)" : help }
+
     /// How the flag appears in the USAGE line.
     var usageToken: String { isRepeatable ? "[--\(name) ...]" : "[--\(name)]" }
 }

@@ -27,14 +27,11 @@ public enum HelpFormatter {
         for option in command.options {
             var label = option.short.map { "-\($0), " } ?? ""
             label += option.synopsis
-            var help = option.help
-            if let defaultValue = option.defaultValue { help += " (default: \(defaultValue))" }
-            if option.isRepeatable { help += " (repeatable)" }
-            options += entry(label, help)
+            options += entry(label, option.annotatedHelp)
         }
         for flag in command.flags {
             let label = (flag.short.map { "-\($0), " } ?? "") + "--\(flag.name)"
-            options += entry(label, flag.isRepeatable ? flag.help + " (repeatable)" : flag.help)
+            options += entry(label, flag.annotatedHelp)
         }
         if showsVersion { options += entry("--version", "Show the version.") }
         options += entry("-h, --help", "Show help information.")
@@ -98,20 +95,13 @@ public enum HelpFormatter {
         return [lead] + TextWrapper.wrap(help, width: width - descriptionColumn).map { pad + $0 }
     }
 
-    /// Blank-line separated paragraphs; one whose lines start with whitespace is an example and is
-    /// kept as written, the others are re-wrapped.
+    /// The discussion's paragraphs: verbatim ones as written, the others re-wrapped.
     private static func discussionParagraphs(_ text: String) -> [[String]] {
-        var paragraphs: [[Substring]] = [[]]
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.allSatisfy(\.isWhitespace) {
-                if !(paragraphs.last ?? []).isEmpty { paragraphs.append([]) }
-            } else {
-                paragraphs[paragraphs.count - 1].append(line)
+        DiscussionText.paragraphs(text).map { paragraph in
+            switch paragraph {
+            case .prose(let text): TextWrapper.wrap(text, width: width)
+            case .verbatim(let lines): lines
             }
-        }
-        return paragraphs.filter { !$0.isEmpty }.map { lines in
-            if lines.contains(where: { $0.first == " " || $0.first == "\t" }) { return lines.map(String.init) }
-            return TextWrapper.wrap(lines.joined(separator: " "), width: width)
         }
     }
 }

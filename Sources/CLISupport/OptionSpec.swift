@@ -14,10 +14,13 @@ public struct OptionSpec: Sendable, Equatable {
     public var isRepeatable: Bool
     /// Whether leaving the option out is a usage error.
     public var isRequired: Bool
+    /// What the shell completion scripts offer for the value.
+    public var completion: CompletionSource
 
     public init(
         _ name: String, short: Character? = nil, valueName: String? = nil, help: String,
-        defaultValue: String? = nil, isRepeatable: Bool = false, isRequired: Bool = false
+        defaultValue: String? = nil, isRepeatable: Bool = false, isRequired: Bool = false,
+        completion: CompletionSource = .none
     ) {
         self.name = name
         self.short = short
@@ -26,10 +29,19 @@ public struct OptionSpec: Sendable, Equatable {
         self.defaultValue = defaultValue
         self.isRepeatable = isRepeatable
         self.isRequired = isRequired
+        self.completion = completion
     }
 
     /// `--port <port>`, the form used in messages and the USAGE line.
     var synopsis: String { "--\(name) <\(valueName)>" }
+
+    /// The help text with what help and the manual add to it: the default, whether it repeats.
+    var annotatedHelp: String {
+        var text = help
+        if let defaultValue { text += " (default: \(defaultValue))" }
+        if isRepeatable { text += " (repeatable)" }
+        return text
+    }
 
     /// How the option appears in the USAGE line.
     var usageToken: String {

@@ -8,12 +8,18 @@ public struct PositionalSpec: Sendable, Equatable {
     public var isRequired: Bool
     /// A repeating argument takes every remaining word; only the last argument may repeat.
     public var isRepeating: Bool
+    /// What the shell completion scripts offer for the argument.
+    public var completion: CompletionSource
 
-    public init(_ name: String, help: String, isRequired: Bool = true, isRepeating: Bool = false) {
+    public init(
+        _ name: String, help: String, isRequired: Bool = true, isRepeating: Bool = false,
+        completion: CompletionSource = .none
+    ) {
         self.name = name
         self.help = help
         self.isRequired = isRequired
         self.isRepeating = isRepeating
+        self.completion = completion
     }
 
     /// How the argument appears in the USAGE line.
