@@ -135,7 +135,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["CSystem", "CSQLite", "HerdrCrypto"], path: "Tests/TestSupport"),
         .testTarget(name: "SSHClientTests", dependencies: ["SSHClient", "TestSupport"]),
         .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "TestSupport"]),
-        .testTarget(name: "CLISupportTests", dependencies: ["CLISupport"]),
+        .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "TestSupport"]),
         .testTarget(name: "HerdrCryptoTests", dependencies: ["HerdrCrypto"]),
         .testTarget(
             name: "NoiseTests", dependencies: ["Noise", "Companion", "RelayProtocol", "HerdrCrypto", "TestSupport"],
