@@ -7,8 +7,13 @@ import HerdrKit
 enum HostCommands {
     static let hosts = CommandSpec(
         name: "hosts", abstract: "List saved hosts and their pinned host keys.",
-        handler: { @MainActor _ in
+        flags: [FlagSpec("names", help: "Print only the host names, one per line (for scripts and completion).")],
+        handler: { @MainActor arguments in
             let store = try openStore()
+            if arguments.flag("names") {
+                for name in store.hosts.map(\.name).sorted() { print(name) }
+                return .success
+            }
             guard !store.hosts.isEmpty else {
                 print("No hosts yet. Add one with: herdr-remote add NAME --host HOST")
                 return .success

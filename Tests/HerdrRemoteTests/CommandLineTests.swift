@@ -58,6 +58,19 @@ struct CommandLineTests {
         #expect(try fileMode(cli.directory.appendingPathComponent("hosts.json").path) == 0o600)
     }
 
+    @Test("hosts --names: the names alone, sorted, one a line (for completion); nothing when there are none")
+    func hostNames() throws {
+        let cli = try CLIHarness()
+        let none = try cli.run(["hosts", "--names"])
+        #expect(none.status == 0)
+        #expect(none.stdout.isEmpty && none.stderr.isEmpty)
+        #expect(try cli.run(["add", "studio", "--host", "studio.ts.net"]).status == 0)
+        #expect(try cli.run(["add", "my box", "--host", "box.ts.net"]).status == 0)
+        let names = try cli.run(["hosts", "--names"])
+        #expect(names.status == 0)
+        #expect(names.stdout == "my box\nstudio\n")
+    }
+
     @Test("key prints the same public key ssh-keygen derives from the private key file")
     func key() throws {
         let cli = try CLIHarness()
