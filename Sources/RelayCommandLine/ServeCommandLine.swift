@@ -46,27 +46,30 @@ public enum ServeCommandLine {
                     help: "The origin clients use, https://host[:port]; bound into every join signature (required)."),
                 OptionSpec(
                     "db", valueName: "file",
-                    help: "SQLite database (default: $XDG_STATE_HOME/herdr-relay/relay.sqlite)."),
+                    help: "SQLite database (default: $XDG_STATE_HOME/herdr-relay/relay.sqlite).", completion: .files),
                 OptionSpec(
                     "store", valueName: "url",
                     help:
                         "Redis shared by several nodes instead: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///PATH[?db=N]."
                 ),
-                OptionSpec("tls-cert", valueName: "file.pem", help: "Certificate chain (PEM) for TLS."),
-                OptionSpec("tls-key", valueName: "file.pem", help: "Private key (PEM) for TLS."),
+                OptionSpec(
+                    "tls-cert", valueName: "file.pem", help: "Certificate chain (PEM) for TLS.", completion: .files),
+                OptionSpec("tls-key", valueName: "file.pem", help: "Private key (PEM) for TLS.", completion: .files),
                 OptionSpec(
                     "attest-required", valueName: "value",
-                    help: "Overrides ATTEST_REQUIRED; only `false` disables attestation."),
+                    help: "Overrides ATTEST_REQUIRED; only `false` disables attestation.",
+                    completion: .values(["true", "false"])),
                 OptionSpec(
                     "app-id", valueName: "TEAMID.bundle.id",
                     help: "The app whose attested keys may pair (APP_ID).",
                     defaultValue: "H7V7XYVQ7D.com.googlecode.iterm2.companion"),
                 OptionSpec(
                     "appattest-env", valueName: "env", help: "production or development (APPATTEST_ENV).",
-                    defaultValue: "production"),
+                    defaultValue: "production", completion: .values(["production", "development"])),
                 OptionSpec(
                     "appattest-root", valueName: "pem",
-                    help: "The App Attest trust anchor, PEM text or a PEM file (APPATTEST_ROOT_PEM; default: Apple's)."),
+                    help: "The App Attest trust anchor, PEM text or a PEM file (APPATTEST_ROOT_PEM; default: Apple's).",
+                    completion: .files),
                 OptionSpec(
                     "trusted-hops", valueName: "n",
                     help: "Appending proxies in front: X-Forwarded-For is read this many from the right.",

@@ -36,7 +36,7 @@ enum ConfigCommand {
         arguments: [
             PositionalSpec(
                 "key", help: "session-command, grace-period, resume-buffer, home-listen or home-refuse.",
-                isRequired: false),
+                isRequired: false, completion: .values(keys)),
             PositionalSpec("value", help: "The new value.", isRequired: false),
         ],
         flags: [FlagSpec("unset", help: "Return KEY to its default.")],

@@ -43,7 +43,7 @@ enum PairCommand {
                 defaultValue: "this machine's host name"),
             OptionSpec(
                 "session", short: "s", valueName: "name", help: "herdr session the device attaches to after pairing."),
-            OptionSpec("png", valueName: "file", help: "Also write the QR code to this PNG file."),
+            OptionSpec("png", valueName: "file", help: "Also write the QR code to this PNG file.", completion: .files),
         ],
         flags: [FlagSpec("no-relay", help: "Pair on the home network alone: the code names no relay.")],
         exitCodes: [.success, .failure, .usage, .hangup, .interrupted, .terminated],

@@ -52,18 +52,21 @@ enum HerdrPair {
             OptionSpec(
                 "authorized-keys", valueName: "file",
                 help:
-                    "The authorized_keys file to change (default: sshd's AuthorizedKeysFile, else ~/.ssh/authorized_keys)."
-            ),
+                    "The authorized_keys file to change (default: sshd's AuthorizedKeysFile, else ~/.ssh/authorized_keys).",
+                completion: .files),
             OptionSpec(
                 "host-key", valueName: "file.pub",
-                help: "A host public key to pin (default: sshd's HostKey files, else /etc/ssh's).", isRepeatable: true),
+                help: "A host public key to pin (default: sshd's HostKey files, else /etc/ssh's).", isRepeatable: true,
+                completion: .files),
             OptionSpec(
                 "lifetime", valueName: "seconds",
                 help: "How long the code is valid (\(minimumLifetime)-\(maximumLifetime)).",
                 defaultValue: String(maximumLifetime)),
             OptionSpec(
                 "enroll", valueName: "id", help: "Enroll mode (the one-time key's forced command; not for people)."),
-            OptionSpec("state", valueName: "dir", help: "Enroll mode: the pairing's state directory."),
+            OptionSpec(
+                "state", valueName: "dir", help: "Enroll mode: the pairing's state directory.", completion: .directories
+            ),
             OptionSpec(
                 "test-approval-timeout", valueName: "seconds",
                 help: "TEST ONLY (with --test-mode): the approval window instead of \(approvalWindow) s."),

@@ -31,11 +31,12 @@ enum ImportOriginalCommand {
               herdr-relay import-original /var/lib/iterm2-companion-relay/relay.db --db /var/lib/herdr-relay/relay.sqlite
               RELAY_REDIS_URL=redis://10.1.0.5:6379/0 herdr-relay import-original /var/lib/iterm2-companion-relay/relay.db
             """,
-        arguments: [PositionalSpec("file", help: "The original relay's SQLite file.")],
+        arguments: [PositionalSpec("file", help: "The original relay's SQLite file.", completion: .files)],
         options: [
             OptionSpec(
                 "db", valueName: "file",
-                help: "This relay's store (default: RELAY_DB, else $XDG_STATE_HOME/herdr-relay/relay.sqlite)."),
+                help: "This relay's store (default: RELAY_DB, else $XDG_STATE_HOME/herdr-relay/relay.sqlite).",
+                completion: .files),
             OptionSpec(
                 "store", valueName: "url",
                 help: "The Redis of a cluster instead (RELAY_REDIS_URL): redis://HOST:PORT/DB or unix:///PATH."),

@@ -29,7 +29,9 @@ enum ProbeCommand {
         arguments: [PositionalSpec("url", help: "The relay's origin, https://host[:port].")],
         options: [
             OptionSpec("connect", valueName: "host:port", help: "Connect here instead of the URL's host and port."),
-            OptionSpec("ca-file", valueName: "file.pem", help: "Trust these PEM certificates instead of the system's."),
+            OptionSpec(
+                "ca-file", valueName: "file.pem", help: "Trust these PEM certificates instead of the system's.",
+                completion: .files),
             OptionSpec(
                 "timeout", valueName: "seconds", help: "Seconds for each request and connection.", defaultValue: "10"),
         ],

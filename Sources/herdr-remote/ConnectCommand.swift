@@ -30,11 +30,14 @@ enum ConnectCommand {
             computer kept it (15 minutes by default, herdr-host config grace-period); when the home network \
             comes back, the session moves back to it the same way.
             """,
-        arguments: [PositionalSpec("name", help: "A host saved with herdr-remote add.")],
+        arguments: [
+            PositionalSpec("name", help: "A host saved with herdr-remote add.", completion: HostCommands.savedNames)
+        ],
         options: [
             OptionSpec(
                 "road", valueName: "home|relay",
-                help: "For a companion host: take only this road (default: both, the home network preferred)."),
+                help: "For a companion host: take only this road (default: both, the home network preferred).",
+                completion: .values(["home", "relay"])),
             HostCommands.identityOption,
         ],
         flags: [

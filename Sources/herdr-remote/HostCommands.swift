@@ -76,7 +76,9 @@ enum HostCommands {
             OptionSpec("host", valueName: "hostname", help: "Hostname or address to connect to.", isRequired: true),
             OptionSpec("port", short: "p", help: "SSH port.", defaultValue: "22"),
             OptionSpec("user", short: "u", help: "Login name on the host.", defaultValue: "your local user name"),
-            OptionSpec("platform", help: "unix or windows: decides how herdr is started.", defaultValue: "unix"),
+            OptionSpec(
+                "platform", help: "unix or windows: decides how herdr is started.", defaultValue: "unix",
+                completion: .values(["unix", "windows"])),
             OptionSpec(
                 "session", short: "s", help: "herdr session to attach (1-64 of A-Z a-z 0-9 . _ -).",
                 defaultValue: "herdr's default"),
@@ -131,7 +133,7 @@ enum HostCommands {
             computer learns the pairing is gone; if the relay cannot be reached the host is removed here \
             anyway, and the room expires after 30 days unused.
             """,
-        arguments: [PositionalSpec("name", help: "The host to delete.")],
+        arguments: [PositionalSpec("name", help: "The host to delete.", completion: HostCommands.savedNames)],
         handler: { @MainActor arguments in
             let store = try openStore()
             let host = try findHost(arguments.positional("name") ?? "", in: store)
@@ -155,7 +157,7 @@ enum HostCommands {
         name: "password", abstract: "Store or clear the password used when the host does not accept the device key.",
         discussion:
             "The password is read from the terminal without echo (or from stdin when it is not a terminal) and kept in secrets.json (mode 0600), never in hosts.json.",
-        arguments: [PositionalSpec("name", help: "The host the password is for.")],
+        arguments: [PositionalSpec("name", help: "The host the password is for.", completion: HostCommands.savedNames)],
         flags: [FlagSpec("clear", help: "Forget the stored password.")],
         handler: { @MainActor arguments in
             let store = try openStore()
@@ -183,7 +185,7 @@ enum HostCommands {
         "identity", short: "i", valueName: "file",
         help:
             "A private key file to log in with, as ssh -i: tried after this device's key and before ssh-agent's keys; its passphrase is asked when it has one.",
-        isRepeatable: true)
+        isRepeatable: true, completion: .files)
 
     /// The `--identity` files as absolute paths (`~` expanded), each checked to be a readable file now,
     /// so a typo is caught when it is typed rather than as a refused login later.
@@ -211,6 +213,9 @@ enum HostCommands {
         if !path.hasPrefix("/") { path = FileManager.default.currentDirectoryPath + "/" + path }
         return URL(fileURLWithPath: path).standardizedFileURL.path
     }
+
+    /// Completes a saved host's name: the shell runs `herdr-remote hosts --names`.
+    static let savedNames = CompletionSource.command(["hosts", "--names"])
 
     @MainActor
     static func openStore() throws -> HostStore {

@@ -40,7 +40,9 @@ enum PairCommand {
             PositionalSpec("code", help: "The herdr://pair?... code, or - to read it from stdin.", isRequired: false)
         ],
         options: [
-            OptionSpec("image", valueName: "file.png", help: "Read the code from a PNG picture of the QR code."),
+            OptionSpec(
+                "image", valueName: "file.png", help: "Read the code from a PNG picture of the QR code.",
+                completion: .files),
             OptionSpec(
                 "name", valueName: "device", help: "How the computer shows this device.",
                 defaultValue: "this machine's host name"),
