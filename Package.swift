@@ -144,6 +144,10 @@ let package = Package(
         .testTarget(name: "HomeRoadTests", dependencies: ["HomeRoad", "PeerGate", "RelayClient"]),
         .testTarget(name: "PeerGateTests", dependencies: ["PeerGate", "PeerGateListener", "TestSupport"]),
         .testTarget(name: "HerdrRemoteTests", dependencies: ["herdr-remote", "HerdrKit", "TestSupport"]),
+        // What `make install` ships: the programs' completion scripts and man pages, scripts/install.sh.
+        .testTarget(
+            name: "PackagingTests",
+            dependencies: ["herdr-remote", "herdr-pair", "herdr-host", "herdr-relay", "TestSupport"]),
         .testTarget(
             name: "SSHPairingHostTests",
             dependencies: ["SSHPairingHost", "HerdrKit", "HerdrCrypto", "CLISupport", "TestSupport"]),
