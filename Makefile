@@ -3,8 +3,10 @@
 
 SWIFT ?= swift
 SWIFT_FLAGS ?=
+PREFIX ?= /usr/local
+DESTDIR ?=
 
-.PHONY: all deps build release test demo bench fuzz format lint clean
+.PHONY: all deps build release install uninstall test demo bench fuzz format lint clean
 
 all: build
 
@@ -16,6 +18,16 @@ build: deps
 
 release: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS)
+
+# The four programs into $(DESTDIR)$(PREFIX)/bin, with their bash, zsh and fish completions and man
+# pages (which the freshly built programs print from their command specs), the systemd units (their
+# ExecStart names $(PREFIX)/bin) and the relay's env file example. `make uninstall` (same PREFIX
+# and DESTDIR) removes exactly that: scripts/install.sh keeps a manifest.
+install: release
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" bash scripts/install.sh install "$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)"
+
+uninstall:
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" bash scripts/install.sh uninstall
 
 # The tests start their own sshd, tmux, Python peers and network namespaces; they need root (as
 # CI runs them). They run one at a time: many start real servers and measure real timeouts, and

@@ -1,0 +1,131 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// scripts/install.sh, run on the debug build: what `make install` puts where, and that
+/// `make uninstall` takes exactly that away again.
+@Suite struct InstallScriptTests {
+    static let script = Programs.repository.appendingPathComponent("scripts/install.sh").path
+
+    static func run(_ arguments: [String], prefix: String, destdir: String) throws -> ProcessResult {
+        var environment = ProcessInfo.processInfo.environment
+        environment["PREFIX"] = prefix
+        environment["DESTDIR"] = destdir
+        return try ProcessRunner.run("/bin/bash", [script] + arguments, environment: environment, timeout: 120)
+    }
+
+    /// Every path install.sh writes below the prefix, with its mode.
+    static let expected: [(String, mode_t)] =
+        Programs.names.flatMap { name -> [(String, mode_t)] in
+            [
+                ("bin/\(name)", 0o755), ("share/bash-completion/completions/\(name)", 0o644),
+                ("share/zsh/site-functions/_\(name)", 0o644), ("share/fish/vendor_completions.d/\(name).fish", 0o644),
+                ("share/man/man1/\(name).1", 0o644),
+            ]
+        } + [
+            ("lib/systemd/system/herdr-relay.service", 0o644), ("lib/systemd/user/herdr-host.service", 0o644),
+            ("share/doc/herdr-remote/herdr-relay.env.example", 0o644),
+            ("share/herdr-remote/install-manifest", 0o644),
+        ]
+
+    /// Every file and directory under `root`, relative to it.
+    static func tree(_ root: String) -> [String] {
+        (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []).sorted()
+    }
+
+    static func mode(_ path: String) -> mode_t? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return info.st_mode & 0o7777
+    }
+
+    @Test func installsIntoDestdirAndUninstallLeavesItEmpty() throws {
+        let destdir = try TemporaryDirectory(prefix: "install-destdir-")
+        let install = try Self.run(["install", Programs.directory], prefix: "/usr/local", destdir: destdir.path)
+        #expect(install.status == 0, "\(install.stderr)")
+        let root = destdir.path + "/usr/local/"
+        let files = Self.tree(destdir.path).filter { !FileManager.default.isDirectory(destdir.path + "/" + $0) }
+        #expect(Set(files) == Set(Self.expected.map { "usr/local/" + $0.0 }))
+        for (path, mode) in Self.expected {
+            #expect(Self.mode(root + path) == mode, "\(path)")
+        }
+        for name in Programs.names {
+            // What was installed is what the program prints now: generated, not copied from elsewhere.
+            for (shell, path) in [
+                ("bash", "share/bash-completion/completions/\(name)"), ("zsh", "share/zsh/site-functions/_\(name)"),
+                ("fish", "share/fish/vendor_completions.d/\(name).fish"),
+            ] {
+                let installed = try String(contentsOfFile: root + path, encoding: .utf8)
+                #expect(installed == (try Programs.run(name, ["--generate-completion-script", shell])), "\(path)")
+            }
+            let page = try String(contentsOfFile: root + "share/man/man1/\(name).1", encoding: .utf8)
+            #expect(page == (try Programs.run(name, ["--generate-manual"])))
+            let version = try ProcessRunner.run(root + "bin/\(name)", ["--version"], check: true)
+            #expect(version.stdout == "\(name) 0.1.0\n")
+        }
+        let relay = try String(contentsOfFile: root + "lib/systemd/system/herdr-relay.service", encoding: .utf8)
+        #expect(relay.contains("\nExecStart=/usr/local/bin/herdr-relay serve\n"))
+        let host = try String(contentsOfFile: root + "lib/systemd/user/herdr-host.service", encoding: .utf8)
+        #expect(host.contains("\nExecStart=/usr/local/bin/herdr-host run\n"))
+
+        let uninstall = try Self.run(["uninstall"], prefix: "/usr/local", destdir: destdir.path)
+        #expect(uninstall.status == 0, "\(uninstall.stderr)")
+        #expect(Self.tree(destdir.path) == [])
+    }
+
+    /// With another prefix the units start the programs there, and systemd accepts them as installed.
+    @Test func theUnitsNameThePrefixAndVerify() throws {
+        let base = try TemporaryDirectory(prefix: "install-prefix-")
+        let prefix = base.path + "/opt/herdr"
+        let install = try Self.run(["install", Programs.directory], prefix: prefix, destdir: "")
+        #expect(install.status == 0, "\(install.stderr)")
+        for (unit, kind, command) in [("herdr-relay", "system", "serve"), ("herdr-host", "user", "run")] {
+            let path = "\(prefix)/lib/systemd/\(kind)/\(unit).service"
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            #expect(text.contains("\nExecStart=\(prefix)/bin/\(unit) \(command)\n"))
+            let verify = try ProcessRunner.run(
+                "/usr/bin/systemd-analyze", ["verify", path], currentDirectory: base.url, timeout: 60)
+            #expect(verify.status == 0, "\(verify.stderr)")
+            #expect(verify.stdout.isEmpty && verify.stderr.isEmpty, "\(verify.stdout)\(verify.stderr)")
+        }
+        #expect(try Self.run(["uninstall"], prefix: prefix, destdir: "").status == 0)
+        #expect(Self.tree(base.path) == [])
+    }
+
+    /// What was there before the install stays: other files, and directories the install did not
+    /// create even when they end up empty. Installing twice changes nothing about that.
+    @Test func uninstallKeepsWhatWasThereBefore() throws {
+        let destdir = try TemporaryDirectory(prefix: "install-destdir-")
+        let manual = destdir.path + "/usr/share/man/man1"
+        try FileManager.default.createDirectory(atPath: manual, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: destdir.path + "/usr/bin", withIntermediateDirectories: true)
+        try "mine".write(toFile: destdir.path + "/usr/bin/other", atomically: true, encoding: .utf8)
+        for _ in 0..<2 {
+            let install = try Self.run(["install", Programs.directory], prefix: "/usr", destdir: destdir.path)
+            #expect(install.status == 0, "\(install.stderr)")
+        }
+        #expect(FileManager.default.fileExists(atPath: manual + "/herdr-remote.1"))
+        #expect(try Self.run(["uninstall"], prefix: "/usr", destdir: destdir.path).status == 0)
+        #expect(
+            Self.tree(destdir.path) == [
+                "usr", "usr/bin", "usr/bin/other", "usr/share", "usr/share/man", "usr/share/man/man1",
+            ])
+    }
+
+    @Test func uninstallWithoutAnInstallSaysSo() throws {
+        let destdir = try TemporaryDirectory(prefix: "install-destdir-")
+        let result = try Self.run(["uninstall"], prefix: "/usr/local", destdir: destdir.path)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("nothing was installed"))
+        let relative = try Self.run(["uninstall"], prefix: "usr", destdir: destdir.path)
+        #expect(relative.status == 1 && relative.stderr.contains("absolute"))
+    }
+}
+
+extension FileManager {
+    fileprivate func isDirectory(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+}
