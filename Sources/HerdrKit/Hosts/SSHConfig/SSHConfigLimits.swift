@@ -13,7 +13,7 @@ public enum SSHConfigLimits {
     public static let maxIncludeMatches = 256
     /// Files read for one resolution, counting a file each time it is read (an Include may read
     /// the same file many times before the depth limit stops it).
-    public static let maxFilesRead = 256
+    public static let maxFilesRead = 512
     /// Bytes read for one resolution, over every file.
     public static let maxTotalBytes = 16 << 20
     /// Nested Includes: OpenSSH's READCONF_MAX_DEPTH.

@@ -29,6 +29,11 @@ struct SSHConfigLine: Equatable, Sendable {
 
     /// The directive on `bytes` (one line, without its newline), or nil for a blank or comment line.
     static func parse(_ bytes: ArraySlice<UInt8>) throws(Failure) -> SSHConfigLine? {
+        // Shortcut for blank and comment lines, which the full split also finds to be nothing:
+        // the keyword would be empty or start with `#`.
+        guard let first = bytes.first(where: { !isWhitespace($0) }), first != 0, first != UInt8(ascii: "#") else {
+            return nil
+        }
         var line = Array(bytes.prefix { $0 != 0 })
         // ssh strips from the end down to, not including, the first byte.
         var end = line.count
