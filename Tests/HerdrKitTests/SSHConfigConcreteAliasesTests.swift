@@ -47,6 +47,18 @@ import Testing
         #expect(try aliases(["/home/me/.ssh/config": "Host studio !studio\nHost bob@box -x ok\n"]) == ["ok"])
     }
 
+    /// Found by the ssh-config fuzz target (Fuzz/regressions/ssh-config/two-patterns-not-utf8):
+    /// two Host patterns of different non-UTF-8 bytes were both listed, under one and the same
+    /// name full of U+FFFD, which resolves to neither.
+    @Test func patternsThatAreNotUTF8AreNotListed() throws {
+        let bytes =
+            Array("Host ".utf8) + [0xA3, 0x90, 0x90] + Array("\nHost ".utf8) + [0x98, 0x90, 0x90]
+            + Array("\nHost caf\u{E9}\n".utf8)
+        let resolver = SSHConfigResolver.file(
+            "/c", environment: environment, fileSystem: InMemorySSHConfigFileSystem(bytes: ["/c": bytes]))
+        #expect(try resolver.concreteAliases().map(\.name) == ["caf\u{E9}"])
+    }
+
     @Test func bothFilesOfTheStandardPairOnce() throws {
         let files = [
             "/home/me/.ssh/config": "Host mine shared\n", "/etc/ssh/ssh_config": "Host shared theirs\nHost *\n",

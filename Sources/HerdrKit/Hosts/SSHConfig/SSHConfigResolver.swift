@@ -251,9 +251,12 @@ public struct SSHConfigResolver: Sendable {
 
     /// What ssh's command line takes as a host: 1 to ``SSHConfigLimits/maxAliasBytes`` bytes, no
     /// blanks or control characters (they cannot be typed as one argument and match nothing),
-    /// no `@` (ssh splits `user@host`), not starting with `-` (an option).
+    /// no `@` (ssh splits `user@host`), not starting with `-` (an option); and UTF-8, so that a
+    /// listed alias given back as a String is the same bytes (two patterns that are not would
+    /// both read as the same U+FFFD-filled name, which matches neither).
     static func isValidAlias(_ bytes: [UInt8]) -> Bool {
         !bytes.isEmpty && bytes.count <= SSHConfigLimits.maxAliasBytes && bytes.first != UInt8(ascii: "-")
             && !bytes.contains { $0 <= 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "@") }
+            && String(validating: bytes, as: UTF8.self) != nil
     }
 }
