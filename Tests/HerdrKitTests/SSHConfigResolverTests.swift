@@ -390,6 +390,27 @@ struct SSHConfigCase: Sendable, CustomTestStringConvertible {
         } throws: { ($0 as? SSHConfigError)?.kind == .missingFile }
     }
 
+    /// The real pair on this machine (the account's `~/.ssh/config`, if any, and
+    /// `/etc/ssh/ssh_config` with its Includes) read as plain `ssh -G` reads them.
+    @Test func theStandardPairOnThisMachineAgreesWithPlainSSH() throws {
+        let alias = "herdr-sshconfig-probe"
+        let ssh = try ProcessRunner.run("/usr/bin/ssh", ["-G", alias], timeout: 30)
+        try #require(ssh.status == 0, "ssh -G failed: \(ssh.stderr)")
+        let value = { (key: String) in
+            ssh.stdout.split(separator: "\n").filter { $0.hasPrefix(key + " ") }.map {
+                String($0.dropFirst(key.count + 1))
+            }
+        }
+        let resolution = try SSHConfigResolver.standard(environment: try .current()).resolve(alias: alias)
+        #expect([resolution.hostname] == value("hostname"))
+        #expect([resolution.user] == value("user"))
+        #expect([String(resolution.port)] == value("port"))
+        let identityFiles =
+            resolution.usesDefaultIdentityFiles
+            ? SSHConfigResolver.defaultIdentityFiles : resolution.identityFileSettings.map(\.written)
+        #expect(identityFiles == value("identityfile"))
+    }
+
     @Test func theSystemFileRefusesTildeAndFindsRelativeIncludesInEtcSSH() throws {
         let environment = SSHConfigEnvironment(localUser: "me", homeDirectory: "/home/me", localHostname: "box")
         let relative = InMemorySSHConfigFileSystem([
