@@ -1,6 +1,6 @@
 extension FuzzTargets {
     /// The files parsers' targets.
     static let files: [FuzzTarget] = [
-        enrollLines, authorizedKeysLine, knownHosts, publicKeyFile, privateKeyFile, relaySettings, pairImage,
+        enrollLines, authorizedKeysLine, knownHosts, publicKeyFile, privateKeyFile, relaySettings, pairImage, sshConfig,
     ]
 }
