@@ -68,12 +68,25 @@ enum HostCommands {
             The host is reached over SSH (usually its Tailscale MagicDNS name or 100.x address). Its host key \
             is pinned on the first connection, after you confirm its fingerprint.
 
-            Example:
+            With --from-ssh-config, the HostName, User, Port and IdentityFile come from your ssh config, \
+            resolved for ALIAS (default: NAME) as ssh -G resolves them; options given here win. A host that \
+            needs ProxyJump or ProxyCommand is refused. herdr-remote import-ssh-config saves several at once.
+
+            Examples:
               herdr-remote add studio --host studio.tail1234.ts.net --user alice --session work
+              herdr-remote add studio --from-ssh-config
+              herdr-remote add work --from-ssh-config build-box --session work
             """,
-        arguments: [PositionalSpec("name", help: "A short name for the host, used with connect.")],
+        arguments: [
+            PositionalSpec("name", help: "A short name for the host, used with connect."),
+            PositionalSpec(
+                "alias", help: "With --from-ssh-config: the ssh config Host alias to read (default: the name).",
+                isRequired: false),
+        ],
         options: [
-            OptionSpec("host", valueName: "hostname", help: "Hostname or address to connect to.", isRequired: true),
+            OptionSpec(
+                "host", valueName: "hostname",
+                help: "Hostname or address to connect to (required unless --from-ssh-config)."),
             OptionSpec("port", short: "p", help: "SSH port.", defaultValue: "22"),
             OptionSpec("user", short: "u", help: "Login name on the host.", defaultValue: "your local user name"),
             OptionSpec(
@@ -84,19 +97,40 @@ enum HostCommands {
                 defaultValue: "herdr's default"),
             OptionSpec("command", valueName: "command", help: "Run this command instead of herdr (verbatim)."),
             identityOption,
+            SSHConfigImport.configOption,
         ],
-        flags: [FlagSpec("replace", help: "Replace an existing host of the same name.")],
+        flags: [
+            FlagSpec("replace", help: "Replace an existing host of the same name."),
+            FlagSpec("from-ssh-config", help: "Read the host from your ssh config (see above)."),
+        ],
         handler: { @MainActor arguments in
             let name = arguments.positional("name") ?? ""
             guard !name.trimmingCharacters(in: .whitespaces).isEmpty, !name.contains(where: \.isNewline) else {
                 throw arguments.usageError("the host name must not be empty")
             }
-            let hostname = CanonicalHost.hostname(arguments.string("host") ?? "")
+            var imported: SSHConfigImport.Imported?
+            if arguments.flag("from-ssh-config") {
+                let alias = arguments.positional("alias") ?? name
+                imported = try SSHConfigImport.resolve(alias, with: try SSHConfigImport.resolver(arguments))
+            } else if arguments.positional("alias") != nil {
+                throw arguments.usageError(
+                    "a second argument is read only with --from-ssh-config (herdr-remote add NAME --from-ssh-config ALIAS)"
+                )
+            } else if arguments.wasGiven("ssh-config") {
+                throw arguments.usageError("--ssh-config is read only with --from-ssh-config")
+            } else if !arguments.wasGiven("host") {
+                throw arguments.usageError(
+                    "--host is required (or --from-ssh-config to read the host from your ssh config)")
+            }
+            let hostname = CanonicalHost.hostname(arguments.string("host") ?? imported?.hostname ?? "")
             guard !hostname.isEmpty, !hostname.contains(where: { $0.isWhitespace || $0.isNewline }) else {
                 throw arguments.usageError("--host must be a hostname or address")
             }
-            let port = try arguments.int("port", range: 1...65535) ?? 22
-            let user = arguments.wasGiven("user") ? arguments.string("user") ?? "" : ProcessInfo.processInfo.userName
+            let port =
+                arguments.wasGiven("port") ? try arguments.int("port", range: 1...65535) ?? 22 : imported?.port ?? 22
+            let user =
+                arguments.wasGiven("user")
+                ? arguments.string("user") ?? "" : imported?.user ?? ProcessInfo.processInfo.userName
             guard !user.isEmpty, !user.contains(where: { $0.isWhitespace || $0.isNewline }) else {
                 throw arguments.usageError("--user must be a login name")
             }
@@ -110,7 +144,8 @@ enum HostCommands {
                     "invalid herdr session name \(HerdrCommand.posixQuoted(session)): use 1-64 of A-Z a-z 0-9 . _ - (not . or ..)"
                 )
             }
-            let identityFiles = try identityFiles(arguments)
+            let identityFiles =
+                arguments.wasGiven("identity") ? try identityFiles(arguments) : imported?.identityFiles ?? []
             let store = try openStore()
             let existing = store.host(named: name)
             if existing != nil && !arguments.flag("replace") {
@@ -120,9 +155,13 @@ enum HostCommands {
                 id: existing?.id ?? UUID(), name: name, hostname: hostname, port: port, username: user,
                 platform: platform, herdrSession: session, remoteCommand: arguments.string("command"),
                 identityFiles: identityFiles)
+            for note in imported?.notes ?? [] { printError("note: \(note)") }
             store.upsert(profile)
             if let error = store.lastError { throw RemoteError(.ioError, error) }
-            print("Saved \(name): \(user)@\(endpoint(hostname, port)). Connect with: herdr-remote connect \(name)")
+            let origin = imported.map { " from \($0.alias) in \($0.origin)" } ?? ""
+            print(
+                "Saved \(name)\(origin): \(SSHConfigImport.summary(profile)). Connect with: herdr-remote connect \(name)"
+            )
             return .success
         })
 

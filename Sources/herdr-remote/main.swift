@@ -26,7 +26,8 @@ let herdrRemote = CommandSpec(
         """,
     version: "0.1.0",
     subcommands: [
-        HostCommands.hosts, HostCommands.add, HostCommands.remove, ConnectCommand.spec, PairCommand.spec,
+        HostCommands.hosts, HostCommands.add, SSHConfigImport.importCommand, HostCommands.remove, ConnectCommand.spec,
+        PairCommand.spec,
         KeyCommands.key, KeyCommands.forgetHostKey, HostCommands.password,
     ],
     exitCodes: RemoteExitCode.allCodes)

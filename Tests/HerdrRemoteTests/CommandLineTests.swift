@@ -24,7 +24,7 @@ struct CommandLineTests {
         let cli = try CLIHarness()
         let missing = try cli.run(["add", "studio"])
         #expect(missing.status == 64)
-        #expect(missing.stderr.contains("missing option '--host"))
+        #expect(missing.stderr.contains("--host is required"))
         let typo = try cli.run(["conect"])
         #expect(typo.status == 64)
         #expect(typo.stderr.contains("did you mean 'connect'"))
