@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 
 // herdr-bench: performance targets, measured beside their anchors in the same run.
-//   herdr-bench [ssh] [noise] [attest] [pair] [relay] [cluster] [companion] [terminal] [home]  run the suites (default: all), print Markdown
+//   herdr-bench [ssh] [auth] [noise] [attest] [pair] [relay] [cluster] [companion] [terminal] [home]  run the suites (default: all), print Markdown
 //   herdr-bench stall-child   internal: the stalled-consumer scenario in a process of its own
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "stall-child" {
@@ -18,7 +18,7 @@ if arguments.first == "splice-child" {
 }
 let suites =
     arguments.isEmpty
-    ? ["ssh", "noise", "attest", "pair", "relay", "cluster", "companion", "terminal", "home"] : arguments
+    ? ["ssh", "auth", "noise", "attest", "pair", "relay", "cluster", "companion", "terminal", "home"] : arguments
 let environment = ProcessInfo.processInfo.environment
 let runs = Int(environment["HERDR_BENCH_RUNS"] ?? "") ?? 3
 let keystrokes = Int(environment["HERDR_BENCH_KEYSTROKES"] ?? "") ?? 1000
@@ -34,6 +34,16 @@ for suite in suites {
             markdown += try await bench.run().markdown
         } catch {
             FileHandle.standardError.write(Data("error: ssh benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
+    case "auth":
+        print("Logins by key source: device key, key file, ssh-agent, beside ssh with the same keys")
+        do {
+            let bench = try AuthBenchmarks(runs: max(runs, 20))
+            defer { bench.destroy() }
+            markdown += try await bench.run().markdown
+        } catch {
+            FileHandle.standardError.write(Data("error: auth benchmark failed: \(error)\n".utf8))
             exit(1)
         }
     case "noise":

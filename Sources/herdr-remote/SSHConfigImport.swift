@@ -51,11 +51,6 @@ enum SSHConfigImport {
         }
         if let refusal = resolution.refusal { throw RemoteError(.failure, "not imported: \(refusal.reason)") }
         var notes = resolution.notes
-        if let command = resolution.remoteCommand {
-            notes.append(
-                "RemoteCommand \(command.value) (\(command.location)) is not imported: herdr-remote attaches to herdr; give --command to run something else"
-            )
-        }
         let home = resolver.environment.homeDirectory
         var identityFiles: [String] = []
         if resolution.usesDefaultIdentityFiles {
