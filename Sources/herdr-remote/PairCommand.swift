@@ -172,7 +172,7 @@ enum PairCommand {
 
         guard !arguments.flag("no-connect") else { return .success }
         // The existing connect path: same store, the pin just made, no prompt.
-        return await CommandLineTool.run(ConnectCommand.spec, arguments: ["--", name])
+        return await CommandLineTool.run(herdrRemote, arguments: ["connect", "--", name])
     }
 
     // MARK: Enroll
