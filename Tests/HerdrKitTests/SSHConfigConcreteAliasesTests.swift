@@ -89,5 +89,12 @@ import Testing
         #expect {
             try aliases(["/home/me/.ssh/config": "Host a \"\"\n"])
         } throws: { ($0 as? SSHConfigError)?.kind == .emptyArgument }
+        // After a Match, a Host line's Include is read as for an alias that reaches it.
+        let afterMatch = [
+            "/home/me/.ssh/config": "Match all\nHost *\n  Include x.conf\n", "/home/me/.ssh/x.conf": "Host a \"\"\n",
+        ]
+        #expect {
+            try aliases(afterMatch)
+        } throws: { ($0 as? SSHConfigError)?.kind == .emptyArgument }
     }
 }

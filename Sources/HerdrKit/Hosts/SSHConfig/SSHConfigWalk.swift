@@ -256,6 +256,8 @@ struct SSHConfigWalk {
             {
                 throw SSHConfigError(.emptyArgument, "keyword host empty argument", at: location)
             }
+            // Some alias reaches this block (and so its Includes), whatever a Match before said.
+            active = true
             block = line.arguments
             guard frame.listable else { return }
             for pattern in line.arguments
