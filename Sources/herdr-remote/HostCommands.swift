@@ -270,9 +270,12 @@ enum HostCommands {
     static func findHost(_ name: String, in store: HostStore) throws -> HostProfile {
         guard let host = store.host(named: name) else {
             let known = store.hosts.map(\.name).sorted()
-            let hint =
+            var hint =
                 known.isEmpty
                 ? "no hosts are saved yet; add one with herdr-remote add" : "known: \(known.joined(separator: ", "))"
+            if SSHConfigImport.isAlias(name) {
+                hint += "; your ssh config has it: herdr-remote add \(name) --from-ssh-config"
+            }
             throw RemoteError(.usage, "no host named '\(name)' (\(hint))")
         }
         return host

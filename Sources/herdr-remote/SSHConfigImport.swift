@@ -79,6 +79,15 @@ enum SSHConfigImport {
             user: resolution.user, identityFiles: identityFiles, origin: origin, notes: notes)
     }
 
+    /// Whether `name` is a Host alias of the user's ssh config, for the hint when it is not saved
+    /// here. A config that cannot be read is simply no hint.
+    static func isAlias(_ name: String) -> Bool {
+        guard let environment = try? SSHConfigEnvironment.current(),
+            let aliases = try? SSHConfigResolver.standard(environment: environment).concreteAliases()
+        else { return false }
+        return aliases.contains { $0.name == name }
+    }
+
     static func isReadableFile(_ path: String) -> Bool {
         var isDirectory: ObjCBool = false
         return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue

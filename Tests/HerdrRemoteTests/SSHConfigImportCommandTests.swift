@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import TestSupport
 import Testing
 
@@ -185,5 +186,59 @@ struct SSHConfigImportCommandTests {
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("line 2"), "\(bad.stderr)")
         #expect(try Self.saved(cli).isEmpty)
+    }
+
+    /// An account whose home is `home`, made (once) for the tests that need ssh's own
+    /// `~/.ssh/config`: ssh and the resolver find it through the password database, not `$HOME`.
+    static func account(home: URL) throws -> (uid: String, gid: String) {
+        let name = "herdrsshcfg"
+        if getpwnam(name) == nil {
+            try ProcessRunner.run("useradd", ["-M", "-d", home.path, "-s", "/bin/sh", name], check: true)
+        } else {
+            try ProcessRunner.run("usermod", ["-d", home.path, name], check: true)
+        }
+        let entry = try #require(getpwnam(name))
+        let uid = entry.pointee.pw_uid
+        let gid = entry.pointee.pw_gid
+        try ProcessRunner.run("chown", ["-R", "\(uid):\(gid)", home.path], check: true)
+        return (String(uid), String(gid))
+    }
+
+    @Test(
+        "without -F, ~/.ssh/config of the account is read, as plain ssh -G reads it; connect hints at an unsaved alias")
+    func userConfigAndHint() throws {
+        let home = try TemporaryDirectory(prefix: "herdr-sshcfg-home-", mode: 0o755)
+        defer { home.remove() }
+        try FileManager.default.createDirectory(at: home.file(".ssh"), withIntermediateDirectories: true)
+        try writeText(
+            "Host studio box2\n  HostName studio.example.ts.net\n  User erin\n  Port 2201\n",
+            to: home.file(".ssh/config"))
+        chmod(home.file(".ssh/config").path, 0o600)
+        let (uid, gid) = try Self.account(home: home.url)
+        let program = try UserRunnableCopy.of(CLIHarness.executable)
+        func asAccount(_ arguments: [String]) throws -> ProcessResult {
+            try ProcessRunner.run(
+                "setpriv",
+                [
+                    "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "env", "HOME=\(home.path)",
+                    "XDG_CONFIG_HOME=\(home.path)/.config", "SSH_AUTH_SOCK=",
+                ] + arguments)
+        }
+        let added = try asAccount([program, "add", "studio", "--from-ssh-config"])
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(
+            added.stdout.contains("Saved studio from studio in ~/.ssh/config: erin@studio.example.ts.net:2201"),
+            "\(added.stdout)")
+        let ssh = try asAccount(["ssh", "-G", "studio"])
+        #expect(
+            ssh.stdout.contains("\nhostname studio.example.ts.net\n") && ssh.stdout.contains("\nuser erin\n")
+                && ssh.stdout.contains("\nport 2201\n"), "\(ssh.stdout)")
+        let hint = try asAccount([program, "connect", "box2"])
+        #expect(hint.status == 64)
+        #expect(
+            hint.stderr.contains("your ssh config has it: herdr-remote add box2 --from-ssh-config"), "\(hint.stderr)")
+        let noHint = try asAccount([program, "connect", "elsewhere"])
+        #expect(noHint.status == 64)
+        #expect(!noHint.stderr.contains("ssh config"))
     }
 }
