@@ -231,12 +231,18 @@ enum HostCommands {
     static func identityFiles(_ arguments: ParsedArguments) throws -> [String] {
         try arguments.strings("identity").map { given in
             let path = absolutePath(given)
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
-                FileManager.default.isReadableFile(atPath: path)
-            else { throw arguments.usageError("--identity \(given): no readable key file at \(path)") }
+            guard isReadableFile(path) else {
+                throw arguments.usageError("--identity \(given): no readable key file at \(path)")
+            }
             return path
         }
+    }
+
+    /// A regular file this process can read (not a directory).
+    static func isReadableFile(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
+            && FileManager.default.isReadableFile(atPath: path)
     }
 
     /// `~` and `~/…` expanded against the home directory, a relative path made absolute against the

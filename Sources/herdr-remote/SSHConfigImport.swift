@@ -54,11 +54,11 @@ enum SSHConfigImport {
         let home = resolver.environment.homeDirectory
         var identityFiles: [String] = []
         if resolution.usesDefaultIdentityFiles {
-            identityFiles = defaultKeyFiles.map { home + $0.dropFirst(1) }.filter(isReadableFile)
+            identityFiles = defaultKeyFiles.map { home + $0.dropFirst(1) }.filter(HostCommands.isReadableFile)
         } else {
             for file in resolution.identityFileSettings {
                 guard let path = file.path else { continue }
-                if isReadableFile(path) {
+                if HostCommands.isReadableFile(path) {
                     identityFiles.append(path)
                 } else {
                     notes.append("IdentityFile \(file.written) (\(file.location)) is not a readable file; left out")
@@ -86,12 +86,6 @@ enum SSHConfigImport {
             let aliases = try? SSHConfigResolver.standard(environment: environment).concreteAliases()
         else { return false }
         return aliases.contains { $0.name == name }
-    }
-
-    static func isReadableFile(_ path: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
-            && FileManager.default.isReadableFile(atPath: path)
     }
 
     /// `user@host:port` and the key files, for the lines that say what was saved.
