@@ -81,7 +81,7 @@ enum HostCommands {
             PositionalSpec("name", help: "A short name for the host, used with connect."),
             PositionalSpec(
                 "alias", help: "With --from-ssh-config: the ssh config Host alias to read (default: the name).",
-                isRequired: false),
+                isRequired: false, completion: SSHConfigImport.aliasNames),
         ],
         options: [
             OptionSpec(

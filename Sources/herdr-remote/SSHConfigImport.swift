@@ -25,6 +25,9 @@ enum SSHConfigImport {
             "With --from-ssh-config: read this file alone, as ssh -F does (default: ~/.ssh/config, then /etc/ssh/ssh_config).",
         completion: .files)
 
+    /// Completes ssh config aliases: `import-ssh-config --list`.
+    static let aliasNames = CompletionSource.command(["import-ssh-config", "--list"])
+
     /// The keys ssh tries when the config names none, kept when they exist: those libssh2 can use.
     static let defaultKeyFiles = ["~/.ssh/id_ecdsa", "~/.ssh/id_ed25519", "~/.ssh/id_rsa"]
 
@@ -111,15 +114,25 @@ enum SSHConfigImport {
         arguments: [
             PositionalSpec(
                 "alias", help: "Host aliases to import (default: every alias without wildcards).", isRequired: false,
-                isRepeating: true)
+                isRepeating: true, completion: aliasNames)
         ],
         options: [configOption],
         flags: [
             FlagSpec("replace", help: "Update hosts already saved under the same name."),
             FlagSpec("dry-run", help: "Show what would be saved, and save nothing."),
+            FlagSpec(
+                "list", help: "Print only the aliases, one per line (for scripts and completion), and save nothing."),
         ],
         handler: { @MainActor arguments in
             let resolver = try resolver(arguments)
+            if arguments.flag("list") {
+                do {
+                    for alias in try resolver.concreteAliases() { print(alias.name) }
+                } catch {
+                    throw RemoteError(.failure, "cannot read ssh config: \(error)")
+                }
+                return .success
+            }
             let named = arguments.positionals("alias")
             let aliases: [String]
             if named.isEmpty {

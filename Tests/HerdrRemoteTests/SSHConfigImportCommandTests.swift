@@ -165,6 +165,10 @@ struct SSHConfigImportCommandTests {
                     && [String(host.port)] == ssh["port"])
         }
 
+        let listed = try cli.run(["import-ssh-config", "-F", config.path, "--list"])
+        #expect(listed.status == 0)
+        #expect(listed.stdout == "one\ntwo\nbehind\n", "\(listed.stdout)")
+
         let again = try cli.run(["import-ssh-config", "-F", config.path, "one"])
         #expect(again.status == 0)
         #expect(again.stdout.contains("Skipped one: a host of that name is saved already (--replace updates it)"))
