@@ -8,6 +8,29 @@ struct PrivateKeyFile {
 
     let path: String
     let contents: [UInt8]
+    /// Whether the key is stored encrypted: a PEM `Proc-Type: 4,ENCRYPTED` header, PKCS#8
+    /// `ENCRYPTED PRIVATE KEY`, or an OpenSSH key whose cipher is not `none`.
+    let isEncrypted: Bool
+    /// The SSH key type (`ssh-rsa`, `ssh-ed25519`, …) when the file says it without decrypting.
+    let keyType: String?
+
+    /// Reads the head of `contents` once: the passphrase loop asks `isEncrypted` on every try.
+    init(path: String, contents: [UInt8]) {
+        self.path = path
+        self.contents = contents
+        let text = String(decoding: contents, as: UTF8.self)
+        let header = Self.openSSHHeader(text)
+        isEncrypted =
+            text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || text.contains("Proc-Type: 4,ENCRYPTED")
+            || (header.map { $0.cipher != "none" } ?? false)
+        if text.contains("-----BEGIN RSA PRIVATE KEY-----") {
+            keyType = "ssh-rsa"
+        } else if text.contains("-----BEGIN EC PRIVATE KEY-----") {
+            keyType = "ecdsa"
+        } else {
+            keyType = header?.keyType
+        }
+    }
 
     /// Reads `path`; throws a short reason ("no such file", "larger than 64 KiB") for messages.
     static func read(_ path: String) throws(PrivateKeyFileError) -> PrivateKeyFile {
@@ -29,30 +52,10 @@ struct PrivateKeyFile {
         return PrivateKeyFile(path: path, contents: bytes)
     }
 
-    /// Whether the key is stored encrypted: a PEM `Proc-Type: 4,ENCRYPTED` header, PKCS#8
-    /// `ENCRYPTED PRIVATE KEY`, or an OpenSSH key whose cipher is not `none`.
-    var isEncrypted: Bool {
-        if text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || text.contains("Proc-Type: 4,ENCRYPTED") {
-            return true
-        }
-        guard let header = openSSHHeader else { return false }
-        return header.cipher != "none"
-    }
-
-    /// The SSH key type (`ssh-rsa`, `ssh-ed25519`, …) when the file says it without decrypting.
-    var keyType: String? {
-        if text.contains("-----BEGIN RSA PRIVATE KEY-----") { return "ssh-rsa" }
-        if text.contains("-----BEGIN EC PRIVATE KEY-----") { return "ecdsa" }
-        return openSSHHeader?.keyType
-    }
-
-    private var text: String { String(decoding: contents, as: UTF8.self) }
-
     /// The unencrypted head of an `openssh-key-v1` file: cipher name and the first public key's type.
-    private var openSSHHeader: (cipher: String, keyType: String?)? {
+    private static func openSSHHeader(_ text: String) -> (cipher: String, keyType: String?)? {
         let begin = "-----BEGIN OPENSSH PRIVATE KEY-----"
         let end = "-----END OPENSSH PRIVATE KEY-----"
-        let text = self.text
         guard let start = text.range(of: begin),
             let stop = text.range(of: end, range: start.upperBound..<text.endIndex),
             let body = Data(

@@ -289,7 +289,7 @@ final class SSHConnectionWorker {
     }
 
     static func rsaNote(_ blob: [UInt8]) -> String {
-        blob.starts(with: [0, 0, 0, 7] + Array("ssh-rsa".utf8)) ? Self.rsaCaveat : ""
+        SSHWireReader.firstString(of: blob) == "ssh-rsa" ? Self.rsaCaveat : ""
     }
 
     static let rsaCaveat =
