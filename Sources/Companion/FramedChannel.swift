@@ -24,7 +24,8 @@ public struct FramedChannel: Sendable {
     /// Starts the handshake (the initiator's first message goes out).
     public mutating func start() throws(FramedChannelError) -> [Output] {
         do {
-            return try carryOut(try channel.start())
+            let actions = try channel.start()
+            return try Self.carryOut(actions, on: connection)
         } catch let error as SecureChannelError {
             throw .channel(error)
         } catch let error as FramedChannelError {
@@ -37,7 +38,8 @@ public struct FramedChannel: Sendable {
     /// One frame from the peer.
     public mutating func receive(_ frame: [UInt8]) throws(FramedChannelError) -> [Output] {
         do {
-            return try carryOut(try channel.receive(frame))
+            let actions = try channel.receive(frame)
+            return try Self.carryOut(actions, on: connection)
         } catch let error as SecureChannelError {
             throw .channel(error)
         } catch let error as FramedChannelError {
@@ -64,7 +66,12 @@ public struct FramedChannel: Sendable {
         }
     }
 
-    private func carryOut(_ actions: [CompanionChannel.Action]) throws -> [Output] {
+    /// Static, and called with actions already taken: a method called on `self` with an argument
+    /// that mutates `self` makes Swift copy `self` first, and the copy would share the cipher
+    /// states, so every message would build a fresh OpenSSL context.
+    private static func carryOut(_ actions: [CompanionChannel.Action], on connection: any FramePipe) throws
+        -> [Output]
+    {
         var outputs: [Output] = []
         for action in actions {
             switch action {

@@ -1,4 +1,5 @@
 import COpenSSL
+import Glibc
 
 /// The ChaCha20-Poly1305 AEAD of RFC 8439 (IETF variant: 256-bit key, 96-bit nonce, 128-bit tag)
 /// over one reusable `EVP_CIPHER_CTX`.
@@ -14,12 +15,23 @@ public final class ChaCha20Poly1305 {
 
     private let context: OpaquePointer
 
+    /// How many contexts the calling thread has made: a test's check that a channel keeps its
+    /// contexts (one made per message costs a keystroke tens of microseconds, cold).
+    public static var contextsMadeOnThisThread: Int { Int(bitPattern: pthread_getspecific(madeKey)) }
+
+    private static let madeKey: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
+        return key
+    }()
+
     public init(key: [UInt8]) throws(CryptoError) {
         guard key.count == Self.keySize else {
             throw CryptoError(.invalidKey, "ChaCha20-Poly1305 key must be 32 bytes, got \(key.count)")
         }
         guard let context = EVP_CIPHER_CTX_new() else { throw CryptoError.openSSL("EVP_CIPHER_CTX_new") }
         self.context = context
+        _ = pthread_setspecific(Self.madeKey, UnsafeRawPointer(bitPattern: Self.contextsMadeOnThisThread + 1))
         let status = key.withUnsafeBufferPointer {
             EVP_CipherInit_ex2(context, FetchedCipher.chaCha20Poly1305.pointer, $0.baseAddress, nil, 1, nil)
         }
