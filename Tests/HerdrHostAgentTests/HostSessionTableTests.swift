@@ -479,12 +479,22 @@ import Testing
         }
         #expect(ended.contains("ended (exit status"), "a session that ended by itself says so: \(ended)")
         let generic = "the computer does not have this session (herdr-host restarted, or it ended)"
-        // Endings are remembered for twice the grace period.
-        _ = table.tick(now: 320 + 241)
+        // Endings are remembered for twice the grace period, an hour at least.
+        _ = table.tick(now: 320 + 3599)
         _ = table.received(
-            .resume(stream: 3, token: token, received: 0, cols: 80, rows: 24, window: 4096), from: Self.phone, now: 600)
+            .resume(stream: 3, token: token, received: 0, cols: 80, rows: 24, window: 4096), from: Self.phone,
+            now: 320 + 3599)
+        let remembered = Self.drain(&table, Self.phone, &later)
+        #expect(
+            remembered.first.map {
+                if case .refused(3, .unknownSession, let text) = $0 { text != generic } else { false }
+            } == true)
+        _ = table.tick(now: 320 + 3601)
+        _ = table.received(
+            .resume(stream: 4, token: token, received: 0, cols: 80, rows: 24, window: 4096), from: Self.phone,
+            now: 320 + 3601)
         let forgotten = Self.drain(&table, Self.phone, &later)
-        #expect(forgotten == [.refused(stream: 3, reason: .unknownSession, text: generic)])
+        #expect(forgotten == [.refused(stream: 4, reason: .unknownSession, text: generic)])
     }
 
     @Test func aResumeWithinTheGracePeriodCarriesOn() throws {

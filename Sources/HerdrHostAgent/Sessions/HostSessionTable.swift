@@ -74,6 +74,9 @@ public struct HostSessionTable: Sendable {
 
     /// Endings remembered for late resumes, at most.
     static let maximumEndings = 256
+    /// Seconds an ending is remembered, at least (else twice the grace period): a device that
+    /// comes back a little late still hears why its session went.
+    static let minimumEndingMemory: Double = 3600
 
     public let settings: Settings
     private var sessions: [SessionID: Session] = [:]
@@ -275,7 +278,8 @@ public struct HostSessionTable: Sendable {
 
     /// Hangs up sessions whose device stayed away past the grace period; forgets old endings.
     public mutating func tick(now: Double) -> [Action] {
-        ended.removeAll { now - $0.at > 2 * settings.gracePeriod }
+        let memory = max(2 * settings.gracePeriod, Self.minimumEndingMemory)
+        ended.removeAll { now - $0.at > memory }
         var actions: [Action] = []
         for (id, session) in sessions {
             guard let since = session.detachedAt, now - since >= settings.gracePeriod else { continue }
