@@ -286,6 +286,10 @@ public final class DevicePairingRunner: Sendable {
                 }
             case .register(let token, let secret):
                 guard let endpoint = code.relay else { continue }
+                // From here on the relay may hold the verifier, and then refuses an unsigned join:
+                // the link's next attempt (after a broken channel) signs. A room still pairing
+                // admits a signed join too.
+                if let key = try? RelayJoinKey(roomSecret: secret) { loop.pump?.link.setCredential(.joinKey(key)) }
                 let room = code.room
                 let inputs = self.inputs
                 let thread = Thread {
