@@ -236,15 +236,17 @@ final class SSHBenchmarks {
         // The first bytes may land before `stty raw` ran; wait until an echo arrives at all.
         for _ in 0..<200 {
             session.send([UInt8(ascii: "w")])
-            if await echo.wait(for: UInt8(ascii: "w"), timeout: 0.05) { break }
+            if await echo.wait(for: UInt8(ascii: "w"), timeout: 0.05) != nil { break }
         }
         var samples: [Double] = []
         for index in 0..<keystrokes {
             let byte = UInt8(ascii: "a") + UInt8(index % 26)
             let start = now()
             session.send([byte])
-            guard await echo.wait(for: byte, timeout: 5) else { throw FixtureError("no echo for keystroke \(index)") }
-            samples.append(now() - start)
+            guard let arrived = await echo.wait(for: byte, timeout: 5) else {
+                throw FixtureError("no echo for keystroke \(index)")
+            }
+            samples.append(arrived - start)
         }
         return samples
     }
@@ -340,27 +342,32 @@ final class SSHBenchmarks {
     }
 }
 
-/// Waits on the MainActor until a given byte shows up in session output. One watchdog task checks
-/// the timeout, so a wait costs no timer of its own: the harness stays out of what it measures.
+/// Waits on the MainActor until a given byte shows up in session output, and says when `onOutput`
+/// handed it over (the API's answer; the waiting task resumes a little later, the harness's own
+/// cost). One watchdog task checks the timeout, so a wait costs no timer of its own: the harness
+/// stays out of what it measures.
 @MainActor
 final class EchoWaiter {
     private var seen: [UInt8] = []
-    private var waiter: (byte: UInt8, deadline: Double, continuation: CheckedContinuation<Bool, Never>)?
+    private var waiter: (byte: UInt8, deadline: Double, continuation: CheckedContinuation<Double?, Never>)?
     private var watchdog: Task<Void, Never>?
+    private var arrivedAt = 0.0
 
     func received(_ bytes: [UInt8]) {
+        arrivedAt = now()
         seen += bytes
         if let waiter, seen.contains(waiter.byte) {
             seen.removeAll()
             self.waiter = nil
-            waiter.continuation.resume(returning: true)
+            waiter.continuation.resume(returning: arrivedAt)
         }
     }
 
-    func wait(for byte: UInt8, timeout: Double) async -> Bool {
+    /// When the byte arrived, or nil after `timeout` seconds without it.
+    func wait(for byte: UInt8, timeout: Double) async -> Double? {
         if seen.contains(byte) {
             seen.removeAll()
-            return true
+            return arrivedAt
         }
         if watchdog == nil {
             watchdog = Task { @MainActor [weak self] in
@@ -368,7 +375,7 @@ final class EchoWaiter {
                     try? await Task.sleep(for: .milliseconds(50))
                     guard let self, let current = self.waiter, now() > current.deadline else { continue }
                     self.waiter = nil
-                    current.continuation.resume(returning: false)
+                    current.continuation.resume(returning: nil)
                 }
             }
         }

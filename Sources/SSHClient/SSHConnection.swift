@@ -3,7 +3,8 @@ import Foundation
 /// One SSH connection that runs a command, on a thread of its own.
 ///
 /// libssh2 runs non-blocking on that thread with `poll`, so nothing here ever blocks Swift's
-/// cooperative pool. Everything the connection learns arrives in order on `events`; output
+/// cooperative pool. Everything the connection learns arrives in order on `events` (or to the
+/// handler `start(onEvent:)` was given); output
 /// waits for `acknowledgeOutput()` before the next read, which is what gives backpressure:
 /// unread output stays in the server's SSH window, not in this process.
 public final class SSHConnection: Sendable {
@@ -18,15 +19,18 @@ public final class SSHConnection: Sendable {
         (events, continuation) = AsyncStream.makeStream(of: SSHEvent.self)
     }
 
-    /// Starts the connection thread. Call once.
-    public func start() {
+    /// Starts the connection thread. Call once. With `onEvent`, the events go to it on the
+    /// connection's thread, in order, instead of to `events` (which then only ends): a caller
+    /// with a queue of its own skips the stream's task hop.
+    public func start(onEvent: (@Sendable (SSHEvent) -> Void)? = nil) {
         let configuration = configuration
         let control = control
         let continuation = continuation
+        let deliver: @Sendable (SSHEvent) -> Void = onEvent ?? { continuation.yield($0) }
         let thread = Thread {
-            let worker = SSHConnectionWorker(configuration: configuration, control: control) { continuation.yield($0) }
+            let worker = SSHConnectionWorker(configuration: configuration, control: control, emit: deliver)
             let termination = worker.run()
-            continuation.yield(.finished(termination, commandRunTime: worker.commandRunTime))
+            deliver(.finished(termination, commandRunTime: worker.commandRunTime))
             continuation.finish()
         }
         thread.name = "ssh \(configuration.host):\(configuration.port)"

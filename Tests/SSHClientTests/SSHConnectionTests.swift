@@ -1,6 +1,7 @@
 import Foundation
 import HerdrCrypto
 import SSHClient
+import Synchronization
 import TestSupport
 import Testing
 
@@ -54,6 +55,37 @@ struct SSHConnectionTests {
         #expect(run.stdoutText == "out\n")
         #expect(run.stderrText == "err\n")
         #expect(run.termination == .exited(status: 3, signal: nil))
+    }
+
+    @Test("start(onEvent:) hands every event to the handler in order, and the stream only ends")
+    func eventsToAHandler() async throws {
+        let server = try SSHServer()
+        defer { server.destroy() }
+        let key = try server.authorizedKey()
+        let accepted: Set<[UInt8]> = [try server.hostKeyBlob()]
+        let connection = try SSHConnection(
+            configuration: server.configuration(key: key, policy: .accept(accepted), command: "echo one; exit 4"))
+        let received = Mutex<[SSHEvent]>([])
+        let finished = DispatchSemaphore(value: 0)
+        connection.start { event in
+            received.withLock { $0.append(event) }
+            if case .output = event { connection.acknowledgeOutput() }
+            if case .finished = event { finished.signal() }
+        }
+        #expect(finished.wait(timeout: .now() + 30) == .success)
+        var streamed = 0
+        for await _ in connection.events { streamed += 1 }
+        let events = received.withLock { $0 }
+        #expect(streamed == 0)
+        let stdout = events.reduce(into: [UInt8]()) { if case .output(let out, _) = $1 { $0 += out } }
+        #expect(String(decoding: stdout, as: UTF8.self) == "one\n")
+        let started = events.firstIndex { if case .sessionStarted = $0 { true } else { false } }
+        let firstOutput = events.firstIndex { if case .output = $0 { true } else { false } }
+        #expect(started != nil && firstOutput != nil && started! < firstOutput!)
+        guard case .finished(.exited(status: 4, signal: nil), _) = events.last else {
+            Issue.record("the last event is not the exit: \(String(describing: events.last))")
+            return
+        }
     }
 
     @Test("the PTY is xterm-256color with IUTF8 and the requested size")

@@ -102,6 +102,8 @@ public final class CompanionTerminalConnection: Sendable {
     /// The events, in order; the stream ends after `finished`.
     public let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
+    /// Where events go instead of `events`, when `start` was given a handler.
+    private let handler = Mutex<(@Sendable (Event) -> Void)?>(nil)
     private let configuration: Configuration
     private let outgoing: Mutex<Outgoing>
     private let control = Mutex(Control())
@@ -152,13 +154,16 @@ public final class CompanionTerminalConnection: Sendable {
         }
     }
 
-    /// Starts the connection's thread (once).
-    public func start() {
+    /// Starts the connection's thread (once). With `onEvent`, the events go to it on the
+    /// connection's thread, in order, instead of to `events` (which then only ends): a caller
+    /// with a queue of its own skips the stream's task hop.
+    public func start(onEvent: (@Sendable (Event) -> Void)? = nil) {
         let first = control.withLock { control in
             defer { control.started = true }
             return !control.started
         }
         guard first else { return }
+        handler.withLock { $0 = onEvent }
         let thread = Thread { [self] in run() }
         thread.name = "relay terminal"
         thread.start()
@@ -547,7 +552,11 @@ public final class CompanionTerminalConnection: Sendable {
 
     private func emit(_ event: Event) {
         let finished = control.withLock { $0.finished }
-        if !finished { continuation.yield(event) }
+        if !finished { deliver(event) }
+    }
+
+    private func deliver(_ event: Event) {
+        if let handler = handler.withLock({ $0 }) { handler(event) } else { continuation.yield(event) }
     }
 
     private func finish(_ termination: Termination) {
@@ -556,7 +565,7 @@ public final class CompanionTerminalConnection: Sendable {
             return !control.finished
         }
         guard first else { return }
-        continuation.yield(.finished(termination))
+        deliver(.finished(termination))
         continuation.finish()
     }
 }

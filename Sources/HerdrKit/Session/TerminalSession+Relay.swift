@@ -21,17 +21,12 @@ extension TerminalSession {
         state = .connecting
         let signal = StartSignal<Bool>()
         pendingRelayStart = signal
-        connection.start()
-        Task { @MainActor [weak self] in
-            for await event in connection.events {
-                guard let self else {
-                    connection.cancel()
-                    return
-                }
-                guard generation == self.generation else { continue }
+        connection.start(
+            onEvent: MainQueueEvents.handler { [weak self] event in
+                guard let self else { return connection.cancel() }
+                guard generation == self.generation else { return }
                 self.relayEvent(event, connection, signal: signal, generation: generation)
-            }
-        }
+            })
         _ = await signal.value
         if pendingRelayStart === signal { pendingRelayStart = nil }
     }

@@ -229,14 +229,10 @@ public final class TerminalSession {
         self.connection = connection
         let signal = StartSignal<AttemptStart>()
         pendingStart = signal
-        connection.start()
-        Task { @MainActor [weak self] in
-            var started = false
-            for await event in connection.events {
-                guard let self else {
-                    connection.cancel()
-                    return
-                }
+        var started = false
+        connection.start(
+            onEvent: MainQueueEvents.handler { [weak self] event in
+                guard let self else { return connection.cancel() }
                 switch event {
                 case .sessionStarted:
                     guard generation == self.generation else { break }
@@ -260,8 +256,7 @@ public final class TerminalSession {
                 default:
                     break
                 }
-            }
-        }
+            })
         return await signal.value
     }
 
