@@ -84,9 +84,7 @@ final class SSHBenchmarks {
             }
         }
 
-        let oursRTT = try await libraryKeystrokeRoundTrips()
-        let cliRTT = try cliKeystrokeRoundTrips()
-        let sshRTT = try sshKeystrokeRoundTrips()
+        let (oursRTT, cliRTT, sshRTT) = try await keystrokeRoundTrips()
         for (p, name) in [(0.5, "p50"), (0.99, "p99")] {
             report.add(
                 "keystroke echo \(name), herdr-remote program (pipes)",
@@ -224,7 +222,10 @@ final class SSHBenchmarks {
 
     static let echoCommand = "stty raw -echo; exec cat"
 
-    private func libraryKeystrokeRoundTrips() async throws -> [Double] {
+    /// Keystroke round trips through the TerminalSession API, the herdr-remote program and ssh,
+    /// one of each in turn, back to back: the three see the same moments of a machine whose load
+    /// drifts (this VM's ssh p50 moves by a factor of two from minute to minute).
+    private func keystrokeRoundTrips() async throws -> (api: [Double], program: [Double], ssh: [Double]) {
         let profile = HostProfile(
             name: "bench", hostname: server.host, port: server.port, username: server.user.name,
             remoteCommand: Self.echoCommand)
@@ -238,7 +239,15 @@ final class SSHBenchmarks {
             session.send([UInt8(ascii: "w")])
             if await echo.wait(for: UInt8(ascii: "w"), timeout: 0.05) != nil { break }
         }
-        var samples: [Double] = []
+        let (program, programConfig) = try herdrRemoteEcho()
+        defer {
+            program.stop()
+            withExtendedLifetime(programConfig) {}
+        }
+        let ssh = try PipedEcho(
+            executable: "ssh", arguments: ["-tt"] + sshArguments + [Self.echoCommand], environment: nil)
+        defer { ssh.stop() }
+        var samples: (api: [Double], program: [Double], ssh: [Double]) = ([], [], [])
         for index in 0..<keystrokes {
             let byte = UInt8(ascii: "a") + UInt8(index % 26)
             let start = now()
@@ -246,12 +255,16 @@ final class SSHBenchmarks {
             guard let arrived = await echo.wait(for: byte, timeout: 5) else {
                 throw FixtureError("no echo for keystroke \(index)")
             }
-            samples.append(arrived - start)
+            samples.api.append(arrived - start)
+            samples.program.append(try program.roundTrip(byte, index: index))
+            samples.ssh.append(try ssh.roundTrip(byte, index: index))
         }
         return samples
     }
 
-    private func cliKeystrokeRoundTrips() throws -> [Double] {
+    /// `herdr-remote connect` to the echo host, with this suite's configuration directory (through
+    /// the returned XDG directory, which must outlive the program).
+    private func herdrRemoteEcho() throws -> (PipedEcho, TemporaryDirectory) {
         let profile = HostProfile(
             name: "bench-echo", hostname: server.host, port: server.port, username: server.user.name,
             remoteCommand: Self.echoCommand)
@@ -265,21 +278,9 @@ final class SSHBenchmarks {
         let parent = try TemporaryDirectory(prefix: "herdr-bench-xdg-")
         try FileManager.default.createSymbolicLink(at: parent.file("herdr-remote"), withDestinationURL: directory.url)
         environment["XDG_CONFIG_HOME"] = parent.path
-        return try pipeRoundTrips(executable: client, arguments: ["connect", "bench-echo"], environment: environment)
-    }
-
-    private func sshKeystrokeRoundTrips() throws -> [Double] {
-        try pipeRoundTrips(executable: "ssh", arguments: ["-tt"] + sshArguments + [Self.echoCommand], environment: nil)
-    }
-
-    /// Writes one byte at a time to a program's stdin and times until it appears on its stdout,
-    /// the suite's number of keystrokes back to back.
-    private func pipeRoundTrips(executable: String, arguments: [String], environment: [String: String]?) throws
-        -> [Double]
-    {
-        let program = try PipedEcho(executable: executable, arguments: arguments, environment: environment)
-        defer { program.stop() }
-        return try interleavedRoundTrips([program], count: keystrokes, pace: 0)[0]
+        return (
+            try PipedEcho(executable: client, arguments: ["connect", "bench-echo"], environment: environment), parent
+        )
     }
 
     // MARK: Memory under a stalled consumer
