@@ -286,15 +286,21 @@ public final class DevicePairingRunner: Sendable {
                 }
             case .register(let token, let secret):
                 guard let endpoint = code.relay else { continue }
+                let inputs = self.inputs
+                let key: RelayJoinKey
+                do {
+                    key = try RelayJoinKey(roomSecret: secret)
+                } catch {
+                    inputs.push(.registration(failure: "\(error)", alreadyRegistered: false))
+                    continue
+                }
                 // From here on the relay may hold the verifier, and then refuses an unsigned join:
                 // the link's next attempt (after a broken channel) signs. A room still pairing
                 // admits a signed join too.
-                if let key = try? RelayJoinKey(roomSecret: secret) { loop.pump?.link.setCredential(.joinKey(key)) }
+                loop.pump?.link.setCredential(.joinKey(key))
                 let room = code.room
-                let inputs = self.inputs
                 let thread = Thread {
                     do {
-                        let key = try RelayJoinKey(roomSecret: secret)
                         try RelayHTTPClient(endpoint: endpoint).register(
                             room: room, registrationToken: token, verifier: key.verifier)
                         inputs.push(.registration(failure: nil, alreadyRegistered: false))
