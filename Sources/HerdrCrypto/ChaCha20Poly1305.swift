@@ -226,6 +226,7 @@ extension ChaCha20Poly1305 {
 
     /// Calls `body` with the 12-byte nonce Noise uses for counter `n` (Noise section 12.3): four
     /// zero bytes, then `n` as a little-endian 64-bit integer. Built on the stack.
+    @inlinable
     public static func withNoiseNonce<R, E: Error>(
         _ n: UInt64, _ body: (UnsafeRawBufferPointer) throws(E) -> R
     ) throws(E) -> R {

@@ -22,10 +22,11 @@ extension HostAgent {
         return timeout
     }
 
-    /// Grace periods, then whatever each connected device may be sent now.
-    func serveSessions(_ loop: Loop) {
+    /// Grace periods (`tick`: the loop's thread, on its wakes; a batch of frames or output
+    /// leaves them to it), then whatever each connected device may be sent now.
+    func serveSessions(_ loop: Loop, tick: Bool = true) {
         let now = MonotonicClock.now
-        perform(loop.sessions.tick(now: now), loop)
+        if tick { perform(loop.sessions.tick(now: now), loop) }
         for (device, channel) in loop.routes where queuedBytes(on: channel, loop) < Self.sendQueueLimit {
             for message in loop.sessions.messages(for: device, now: now) {
                 send(message.bytes, on: channel, loop)

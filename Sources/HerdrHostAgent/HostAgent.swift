@@ -113,7 +113,7 @@ public final class HostAgent: Sendable {
         let work = CombiningQueue<Input> { [self] batch in
             guard !loop.shuttingDown else { return }
             for input in batch { handle(input, loop) }
-            serveSessions(loop)
+            serveSessions(loop, tick: false)
             if loop.statusDirty { writeStatus(loop) }
             // A deadline set here that the loop's thread would sleep through.
             if MonotonicClock.now + wakeTimeout(loop) < loop.loopWakesAt - 0.001 { inputs.push(.timersChanged) }

@@ -89,10 +89,12 @@ public enum SessionMessage: Hashable, Sendable {
             out.u64(offset)
             out.u32(UInt32(clamping: window))
         case .output(let stream, let offset, let data):
+            out.bytes.reserveCapacity(13 + data.count)
             out.kind(.output, stream)
             out.u64(offset)
             out.bytes += data
         case .input(let stream, let data):
+            out.bytes.reserveCapacity(5 + data.count)
             out.kind(.input, stream)
             out.bytes += data
         case .resize(let stream, let cols, let rows):
@@ -133,19 +135,19 @@ public enum SessionMessage: Hashable, Sendable {
         return out
     }
 
+    /// Big-endian fields appended in place: every keystroke and echo is encoded here, so no
+    /// temporary arrays, and input and output reserve their size first.
     private struct Writer {
         var bytes: [UInt8] = []
         mutating func u8(_ value: UInt8) { bytes.append(value) }
-        mutating func u16(_ value: Int) {
-            let clamped = UInt16(clamping: value)
-            bytes += [UInt8(clamped >> 8), UInt8(clamped & 0xFF)]
-        }
-        mutating func u32(_ value: UInt32) {
-            bytes += [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
-        }
-        mutating func u64(_ value: UInt64) {
-            for shift in stride(from: 56, through: 0, by: -8) {
-                bytes.append(UInt8(truncatingIfNeeded: value >> shift))
+        mutating func u16(_ value: Int) { bigEndian(UInt64(UInt16(clamping: value)), count: 2) }
+        mutating func u32(_ value: UInt32) { bigEndian(UInt64(value), count: 4) }
+        mutating func u64(_ value: UInt64) { bigEndian(value, count: 8) }
+        private mutating func bigEndian(_ value: UInt64, count: Int) {
+            var shift = 8 * (count - 1)
+            while shift >= 0 {
+                bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+                shift -= 8
             }
         }
         mutating func kind(_ kind: Kind, _ stream: UInt32, version: Bool = false) {

@@ -312,13 +312,17 @@ public struct HostSessionTable: Sendable {
         guard var state = devices[device], state.connected else { return [] }
         defer { devices[device] = state }
         var out: [SessionMessage] = []
+        // Which sessions may send is looked up once per call, not once per message: this runs
+        // after every keystroke's batch.
+        var sending: [SessionID]?
         while state.budget.wait(now: now) == 0 {
             if !state.outbox.isEmpty {
                 out.append(state.outbox.removeFirst())
-            } else if let message = nextOutput(device, turn: &state.nextTurn) {
-                out.append(message)
             } else {
-                break
+                let mine = sending ?? attachedSessionIDs(of: device)
+                sending = mine
+                guard let message = nextOutput(mine, turn: &state.nextTurn) else { break }
+                out.append(message)
             }
             _ = state.budget.take(now: now)
         }
@@ -351,12 +355,21 @@ public struct HostSessionTable: Sendable {
 
     private func exitIsDue(_ session: Session) -> Bool { session.flow.sent == session.flow.produced }
 
-    private mutating func nextOutput(_ device: UUID, turn: inout Int) -> SessionMessage? {
-        let mine = sessionIDs(of: device).filter { sessions[$0]!.stream != nil && sessions[$0]!.started }
+    /// The device's sessions that are attached and started, in id order (the round-robin's).
+    private func attachedSessionIDs(of device: UUID) -> [SessionID] {
+        var ids: [SessionID] = []
+        for (id, session) in sessions where session.device == device && session.stream != nil && session.started {
+            ids.append(id)
+        }
+        return ids.sorted()
+    }
+
+    /// The next message from one of `mine` (attached, started), round-robin from `turn`.
+    private mutating func nextOutput(_ mine: [SessionID], turn: inout Int) -> SessionMessage? {
         guard !mine.isEmpty else { return nil }
         for step in 0..<mine.count {
             let id = mine[(turn + step) % mine.count]
-            let stream = sessions[id]!.stream!
+            guard let stream = sessions[id]?.stream else { continue }
             if let chunk = sessions[id]!.flow.next(maximum: SessionMessage.maximumData) {
                 turn = (turn + step + 1) % mine.count
                 return .output(stream: stream, offset: chunk.offset, data: chunk.data)
