@@ -199,31 +199,22 @@ public struct SecureChannel<Cipher: NoiseCipher, Hash: NoiseHash>: Sendable {
             frame.count == SecureChannelLimits.maximumFrameLength && !transport.assembling
             ? 2 * SecureChannelLimits.maximumChunkLength : payloadLength
         var flag: UInt8 = 0
-        var plaintextLength = 0
-        var failure: NoiseError?
-        let payload = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
-            do {
-                plaintextLength = try frame.withBytes { ciphertext throws(NoiseError) in
-                    try withUnsafeMutableBytes(of: &flag) { header throws(NoiseError) in
+        let plaintextLength: Int
+        var payload = [UInt8].overwritable(count: payloadLength, capacity: capacity)
+        do {
+            plaintextLength = try frame.withBytes { ciphertext throws(NoiseError) in
+                try withUnsafeMutableBytes(of: &flag) { header throws(NoiseError) in
+                    try payload.withMutableBytes { output throws(NoiseError) in
                         try transport.receive.decryptWithAd(
                             UnsafeRawBufferPointer(start: nil, count: 0), ciphertext: ciphertext, header: header,
-                            into: UnsafeMutableRawBufferPointer(
-                                rebasing: UnsafeMutableRawBufferPointer(buffer)[..<payloadLength]))
+                            into: output)
                     }
                 }
-                initialized = payloadLength
-            } catch let error as NoiseError {
-                failure = error
-                initialized = 0
-            } catch {
-                failure = NoiseError(.cryptoLibrary, "\(error)")
-                initialized = 0
             }
-        }
-        if let failure {
+        } catch {
             throw SecureChannelError(
-                failure.kind == .nonceExhausted ? .nonceExhausted : .decryptionFailed,
-                "transport frame \(transport.receive.n) refused", underlying: failure)
+                error.kind == .nonceExhausted ? .nonceExhausted : .decryptionFailed,
+                "transport frame \(transport.receive.n) refused", underlying: error)
         }
         guard plaintextLength >= SecureChannelLimits.flagLength else {
             throw SecureChannelError(.invalidChunk, "chunk without a flag byte")
@@ -266,26 +257,18 @@ public struct SecureChannel<Cipher: NoiseCipher, Hash: NoiseHash>: Sendable {
             let end = min(start + chunk, message.count)
             var flag = index == count - 1 ? SecureChannelLimits.flagLast : SecureChannelLimits.flagMore
             let frameLength = SecureChannelLimits.flagLength + end - start + SecureChannelLimits.tagLength
-            var failure: NoiseError?
-            let frame = [UInt8](unsafeUninitializedCapacity: frameLength) { buffer, initialized in
-                do {
-                    initialized = try withUnsafeBytes(of: &flag) { header throws(NoiseError) in
+            var frame = [UInt8].overwritable(count: frameLength)
+            do {
+                _ = try withUnsafeBytes(of: &flag) { header throws(NoiseError) in
+                    try frame.withMutableBytes { output throws(NoiseError) in
                         try transport.send.encryptWithAd(
                             UnsafeRawBufferPointer(start: nil, count: 0), header: header,
-                            plaintext: UnsafeRawBufferPointer(rebasing: message[start..<end]),
-                            into: UnsafeMutableRawBufferPointer(buffer))
+                            plaintext: UnsafeRawBufferPointer(rebasing: message[start..<end]), into: output)
                     }
-                } catch let error as NoiseError {
-                    failure = error
-                    initialized = 0
-                } catch {
-                    failure = NoiseError(.cryptoLibrary, "\(error)")
-                    initialized = 0
                 }
-            }
-            if let failure {
+            } catch {
                 throw SecureChannelError(
-                    failure.kind == .nonceExhausted ? .nonceExhausted : .noise, "cannot encrypt", underlying: failure)
+                    error.kind == .nonceExhausted ? .nonceExhausted : .noise, "cannot encrypt", underlying: error)
             }
             frames.append(frame)
         }

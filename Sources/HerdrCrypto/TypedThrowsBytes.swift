@@ -17,3 +17,20 @@ extension Array where Element == UInt8 {
         return try result.get()
     }
 }
+
+extension Array where Element == UInt8 {
+    /// Room for `count` bytes, there to be overwritten (zero until then), with capacity for at
+    /// least `capacity`. Allocated through the specialized path: `Array(repeating:count:)` and
+    /// `Array(unsafeUninitializedCapacity:)` call the standard library's generic allocator,
+    /// which looks the storage's metadata up at runtime for every array, costly when cold (each
+    /// frame sealed or opened is one).
+    package static func overwritable(count: Int, capacity: Int = 0) -> [UInt8] {
+        guard count <= zeros.count else { return [UInt8](repeating: 0, count: count) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Swift.max(count, capacity))
+        bytes.append(contentsOf: zeros[..<count])
+        return bytes
+    }
+
+    private static let zeros = [UInt8](repeating: 0, count: 65536)
+}

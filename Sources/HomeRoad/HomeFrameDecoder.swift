@@ -18,7 +18,13 @@ public struct HomeFrameDecoder: Sendable {
     /// than `maximumFrame`.
     public static func encode(_ frame: [UInt8]) -> [UInt8]? {
         guard !frame.isEmpty, frame.count <= maximumFrame else { return nil }
-        return [UInt8(frame.count >> 8), UInt8(frame.count & 0xff)] + frame
+        // One allocation: every keystroke and echo passes here.
+        var framed: [UInt8] = []
+        framed.reserveCapacity(2 + frame.count)
+        framed.append(UInt8(frame.count >> 8))
+        framed.append(UInt8(frame.count & 0xff))
+        framed.append(contentsOf: frame)
+        return framed
     }
 
     /// Bytes held back: the start of a frame not complete yet.
