@@ -260,16 +260,17 @@ public enum SessionMessage: Hashable, Sendable {
             defer { index += count }
             return Array(bytes[index..<(index + count)])
         }
-        mutating func u8() throws(SessionMessageError) -> UInt8 { try take(1)[0] }
-        mutating func u16() throws(SessionMessageError) -> UInt16 {
-            let b = try take(2)
-            return UInt16(b[0]) << 8 | UInt16(b[1])
-        }
-        mutating func u32() throws(SessionMessageError) -> UInt32 {
-            try take(4).reduce(0) { $0 << 8 | UInt32($1) }
-        }
-        mutating func u64() throws(SessionMessageError) -> UInt64 {
-            try take(8).reduce(0) { $0 << 8 | UInt64($1) }
+        // Fields are read in place, not through `take`: every keystroke and echo is parsed here.
+        mutating func u8() throws(SessionMessageError) -> UInt8 { UInt8(try bigEndian(1)) }
+        mutating func u16() throws(SessionMessageError) -> UInt16 { UInt16(try bigEndian(2)) }
+        mutating func u32() throws(SessionMessageError) -> UInt32 { UInt32(try bigEndian(4)) }
+        mutating func u64() throws(SessionMessageError) -> UInt64 { try bigEndian(8) }
+        private mutating func bigEndian(_ count: Int) throws(SessionMessageError) -> UInt64 {
+            guard count <= remaining else { throw SessionMessageError("a session message cut short") }
+            var value: UInt64 = 0
+            for offset in index..<(index + count) { value = value << 8 | UInt64(bytes[offset]) }
+            index += count
+            return value
         }
         mutating func text(length: Int) throws(SessionMessageError) -> String {
             let raw = try take(length)
