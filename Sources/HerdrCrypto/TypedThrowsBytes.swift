@@ -19,18 +19,23 @@ extension Array where Element == UInt8 {
 }
 
 extension Array where Element == UInt8 {
-    /// Room for `count` bytes, there to be overwritten (zero until then), with capacity for at
-    /// least `capacity`. Allocated through the specialized path: `Array(repeating:count:)` and
-    /// `Array(unsafeUninitializedCapacity:)` call the standard library's generic allocator,
-    /// which looks the storage's metadata up at runtime for every array, costly when cold (each
-    /// frame sealed or opened is one).
+    /// Room for `count` bytes that the caller overwrites at once (zero for small arrays,
+    /// unspecified for large ones), with capacity for at least `capacity`. Small ones are
+    /// allocated through the specialized path: `Array(unsafeUninitializedCapacity:)` calls the
+    /// standard library's generic allocator, which looks the storage's metadata up at runtime,
+    /// costly when cold (every keystroke's frame is one). For large ones that lookup is small
+    /// beside the work on the bytes, and zeroing them would not be.
     package static func overwritable(count: Int, capacity: Int = 0) -> [UInt8] {
-        guard count <= zeros.count else { return [UInt8](repeating: 0, count: count) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Swift.max(count, capacity))
-        bytes.append(contentsOf: zeros[..<count])
-        return bytes
+        guard count > zeros.count else {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(Swift.max(count, capacity))
+            bytes.append(contentsOf: zeros[..<count])
+            return bytes
+        }
+        return [UInt8](unsafeUninitializedCapacity: Swift.max(count, capacity)) { _, initialized in
+            initialized = count
+        }
     }
 
-    private static let zeros = [UInt8](repeating: 0, count: 65536)
+    private static let zeros = [UInt8](repeating: 0, count: 4096)
 }
