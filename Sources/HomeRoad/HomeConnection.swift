@@ -223,6 +223,8 @@ public final class HomeConnection: FramePipe {
     private func run() {
         var decoder = HomeFrameDecoder()
         var buffer = [UInt8](repeating: 0, count: 65536)
+        // Made once: an array built per wake-up is an allocation per keystroke.
+        var fds = [pollfd](repeating: pollfd(fd: -1, events: 0, revents: 0), count: 2)
         var closeDeadline: Double?
         let end: RelayConnectionEnd = {
             while true {
@@ -237,10 +239,9 @@ public final class HomeConnection: FramePipe {
                 }
                 // A handler takes each frame as it comes (and blocks us if it must); a queue is bounded.
                 let reading = !closing && (delivering || incoming.weight <= options.maximumIncomingBytes)
-                var fds = [
-                    pollfd(fd: fd, events: Int16(reading ? POLLIN : 0) | Int16(pending ? POLLOUT : 0), revents: 0),
-                    pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
-                ]
+                fds[0] = pollfd(
+                    fd: fd, events: Int16(reading ? POLLIN : 0) | Int16(pending ? POLLOUT : 0), revents: 0)
+                fds[1] = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
                 let rc = poll(&fds, 2, closing ? 50 : -1)
                 if rc < 0 {
                     if errno == EINTR { continue }

@@ -225,6 +225,8 @@ public final class PTYProcess: Sendable {
 
     private func runIO() {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        // Made once: an array built per wake-up is an allocation per keystroke.
+        var descriptors = [pollfd](repeating: pollfd(fd: -1, events: 0, revents: 0), count: 2)
         while true {
             let (allowance, hasInput, hangingUp, exited) = state.withLock { shared in
                 (
@@ -236,12 +238,12 @@ public final class PTYProcess: Sendable {
             var events: Int32 = 0
             if allowance > 0 { events |= POLLIN }
             if hasInput { events |= POLLOUT }
-            var descriptors = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            descriptors[0] = pollfd(fd: wake, events: Int16(POLLIN), revents: 0)
             // The master is watched only for what can be done now: a hung-up master reports POLLHUP
             // whatever is asked, which would spin while reading is not allowed.
-            if events != 0 { descriptors.append(pollfd(fd: master, events: Int16(events), revents: 0)) }
+            descriptors[1] = pollfd(fd: events != 0 ? master : -1, events: Int16(events), revents: 0)
             let timeout = exited && allowance > 0 ? Self.quietAfterExitMilliseconds : -1
-            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            let ready = poll(&descriptors, nfds_t(events != 0 ? 2 : 1), timeout)
             if ready < 0 {
                 if errno == EINTR { continue }
                 break
@@ -251,7 +253,7 @@ public final class PTYProcess: Sendable {
                 var count: UInt64 = 0
                 _ = read(wake, &count, 8)
             }
-            guard descriptors.count > 1 else { continue }
+            guard events != 0 else { continue }
             let revents = Int32(descriptors[1].revents)
             if revents & (POLLOUT | POLLERR | POLLHUP) != 0, hasInput { writeInput() }
             if allowance > 0, revents & (POLLIN | POLLHUP | POLLERR) != 0 {
