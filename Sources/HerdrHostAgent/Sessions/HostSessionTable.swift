@@ -319,7 +319,7 @@ public struct HostSessionTable: Sendable {
             if !state.outbox.isEmpty {
                 out.append(state.outbox.removeFirst())
             } else {
-                let mine = sending ?? attachedSessionIDs(of: device)
+                let mine = sending ?? sessionIDs(of: device) { $0.stream != nil && $0.started }
                 sending = mine
                 guard let message = nextOutput(mine, turn: &state.nextTurn) else { break }
                 out.append(message)
@@ -355,15 +355,6 @@ public struct HostSessionTable: Sendable {
 
     private func exitIsDue(_ session: Session) -> Bool { session.flow.sent == session.flow.produced }
 
-    /// The device's sessions that are attached and started, in id order (the round-robin's).
-    private func attachedSessionIDs(of device: UUID) -> [SessionID] {
-        var ids: [SessionID] = []
-        for (id, session) in sessions where session.device == device && session.stream != nil && session.started {
-            ids.append(id)
-        }
-        return ids.sorted()
-    }
-
     /// The next message from one of `mine` (attached, started), round-robin from `turn`.
     private mutating func nextOutput(_ mine: [SessionID], turn: inout Int) -> SessionMessage? {
         guard !mine.isEmpty else { return nil }
@@ -389,8 +380,11 @@ public struct HostSessionTable: Sendable {
 
     // MARK: - Helpers
 
-    private func sessionIDs(of device: UUID) -> [SessionID] {
-        sessions.values.filter { $0.device == device }.map(\.id).sorted()
+    /// The device's sessions (those `include` takes), in id order: the round-robin's.
+    private func sessionIDs(of device: UUID, where include: (Session) -> Bool = { _ in true }) -> [SessionID] {
+        var ids: [SessionID] = []
+        for (id, session) in sessions where session.device == device && include(session) { ids.append(id) }
+        return ids.sorted()
     }
 
     private func session(_ device: UUID, _ stream: UInt32) -> SessionID? {

@@ -239,11 +239,12 @@ public final class PTYProcess: Sendable {
             if allowance > 0 { events |= POLLIN }
             if hasInput { events |= POLLOUT }
             descriptors[0] = pollfd(fd: wake, events: Int16(POLLIN), revents: 0)
-            // The master is watched only for what can be done now: a hung-up master reports POLLHUP
-            // whatever is asked, which would spin while reading is not allowed.
+            // The master is watched only for what can be done now (poll skips a negative fd): a
+            // hung-up master reports POLLHUP whatever is asked, which would spin while reading is
+            // not allowed.
             descriptors[1] = pollfd(fd: events != 0 ? master : -1, events: Int16(events), revents: 0)
             let timeout = exited && allowance > 0 ? Self.quietAfterExitMilliseconds : -1
-            let ready = poll(&descriptors, nfds_t(events != 0 ? 2 : 1), timeout)
+            let ready = poll(&descriptors, 2, timeout)
             if ready < 0 {
                 if errno == EINTR { continue }
                 break
