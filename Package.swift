@@ -184,3 +184,11 @@ let package = Package(
             exclude: ["Peers"]),
     ]
 )
+
+// Release builds specialize and inline across modules: a keystroke on the Noise roads crosses
+// half a dozen of them (HomeRoad, Companion, Noise, HerdrCrypto, the agent), and unspecialized
+// generics there cost a runtime metadata lookup per call.
+for target in package.targets where target.type != .system && !target.name.hasPrefix("C") {
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+}

@@ -37,6 +37,14 @@ public struct FramedChannel: Sendable {
 
     /// One frame from the peer.
     public mutating func receive(_ frame: [UInt8]) throws(FramedChannelError) -> [Output] {
+        if channel.isEstablished {
+            // Every keystroke and echo: one message at most, no actions to carry out.
+            do {
+                return try channel.receiveTransport(frame).map { [.message($0)] } ?? []
+            } catch {
+                throw .channel(error)
+            }
+        }
         do {
             let actions = try channel.receive(frame)
             return try Self.carryOut(actions, on: connection)
@@ -51,6 +59,20 @@ public struct FramedChannel: Sendable {
 
     /// Sends one message (chunked into frames as needed).
     public mutating func send(_ message: [UInt8]) throws(FramedChannelError) {
+        if message.count <= SecureChannelLimits.maximumChunkLength {
+            let frame: [UInt8]
+            do {
+                frame = try channel.sendFrame(message)
+            } catch {
+                throw .channel(error)
+            }
+            do {
+                try connection.send(frame)
+            } catch {
+                throw .send(error)
+            }
+            return
+        }
         let frames: [[UInt8]]
         do {
             frames = try channel.send(message)

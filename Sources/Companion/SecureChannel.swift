@@ -105,33 +105,54 @@ public struct SecureChannel<Cipher: NoiseCipher, Hash: NoiseHash>: Sendable {
     public mutating func receive(_ frame: [UInt8]) throws(SecureChannelError) -> [Action] {
         try guardNotFailed()
         if case .handshaking = state { return try advanceHandshake(with: frame) }
-        guard case .established(var transport) = state else {
-            preconditionFailure("SecureChannel in a transient state")
-        }
-        state = .modifying
-        do {
-            let message = try Self.open(frame, with: &transport, limit: maximumMessageLength)
-            state = .established(transport)
-            return message.map { [.deliver($0)] } ?? []
-        } catch {
-            try fail(error)
+        return try receiveTransport(frame).map { [.deliver($0)] } ?? []
+    }
+
+    /// Processes one frame of an established channel (`receive` without its array of actions):
+    /// the message the frame completes, or nil while a chunked message is still arriving.
+    public mutating func receiveTransport(_ frame: [UInt8]) throws(SecureChannelError) -> [UInt8]? {
+        let limit = maximumMessageLength
+        return try withTransport { transport throws(SecureChannelError) in
+            try Self.open(frame, with: &transport, limit: limit)
         }
     }
 
     /// The frames that carry `message` to the peer, in order: one frame for up to 65518 bytes
     /// (and for an empty message), more for longer ones.
     public mutating func send(_ message: [UInt8]) throws(SecureChannelError) -> [[UInt8]] {
+        try withTransport { transport throws(SecureChannelError) in
+            try message.withBytes { bytes throws(SecureChannelError) in try Self.seal(bytes, with: &transport) }
+        }
+    }
+
+    /// The one frame that carries `message`, of at most `maximumChunkLength` bytes (`send`
+    /// without its array of frames).
+    public mutating func sendFrame(_ message: [UInt8]) throws(SecureChannelError) -> [UInt8] {
+        guard message.count <= SecureChannelLimits.maximumChunkLength else {
+            throw SecureChannelError(
+                .messageTooLarge,
+                "one frame carries at most \(SecureChannelLimits.maximumChunkLength) bytes, not \(message.count)")
+        }
+        return try withTransport { transport throws(SecureChannelError) in
+            try message.withBytes { bytes throws(SecureChannelError) in
+                try Self.sealChunk(bytes, last: true, with: &transport)
+            }
+        }
+    }
+
+    /// Runs `body` on the established transport, in place; a failure is fatal.
+    private mutating func withTransport<Result>(
+        _ body: (inout Transport) throws(SecureChannelError) -> Result
+    ) throws(SecureChannelError) -> Result {
         try guardNotFailed()
         guard case .established(var transport) = state else {
             throw SecureChannelError(.notEstablished, "the handshake has not finished")
         }
         state = .modifying
         do {
-            let frames = try message.withBytes { bytes throws(SecureChannelError) in
-                try Self.seal(bytes, with: &transport)
-            }
+            let result = try body(&transport)
             state = .established(transport)
-            return frames
+            return result
         } catch {
             try fail(error)
         }
@@ -255,24 +276,32 @@ public struct SecureChannel<Cipher: NoiseCipher, Hash: NoiseHash>: Sendable {
         for index in 0..<count {
             let start = index * chunk
             let end = min(start + chunk, message.count)
-            var flag = index == count - 1 ? SecureChannelLimits.flagLast : SecureChannelLimits.flagMore
-            let frameLength = SecureChannelLimits.flagLength + end - start + SecureChannelLimits.tagLength
-            var frame = [UInt8].overwritable(count: frameLength)
-            do {
-                _ = try withUnsafeBytes(of: &flag) { header throws(NoiseError) in
-                    try frame.withMutableBytes { output throws(NoiseError) in
-                        try transport.send.encryptWithAd(
-                            UnsafeRawBufferPointer(start: nil, count: 0), header: header,
-                            plaintext: UnsafeRawBufferPointer(rebasing: message[start..<end]), into: output)
-                    }
-                }
-            } catch {
-                throw SecureChannelError(
-                    error.kind == .nonceExhausted ? .nonceExhausted : .noise, "cannot encrypt", underlying: error)
-            }
-            frames.append(frame)
+            frames.append(
+                try sealChunk(
+                    UnsafeRawBufferPointer(rebasing: message[start..<end]), last: index == count - 1, with: &transport))
         }
         return frames
+    }
+
+    /// One frame: the flag byte and `chunk`, encrypted straight into it.
+    private static func sealChunk(_ chunk: UnsafeRawBufferPointer, last: Bool, with transport: inout Transport)
+        throws(SecureChannelError) -> [UInt8]
+    {
+        var flag = last ? SecureChannelLimits.flagLast : SecureChannelLimits.flagMore
+        let frameLength = SecureChannelLimits.flagLength + chunk.count + SecureChannelLimits.tagLength
+        var frame = [UInt8].overwritable(count: frameLength)
+        do {
+            _ = try withUnsafeBytes(of: &flag) { header throws(NoiseError) in
+                try frame.withMutableBytes { output throws(NoiseError) in
+                    try transport.send.encryptWithAd(
+                        UnsafeRawBufferPointer(start: nil, count: 0), header: header, plaintext: chunk, into: output)
+                }
+            }
+        } catch {
+            throw SecureChannelError(
+                error.kind == .nonceExhausted ? .nonceExhausted : .noise, "cannot encrypt", underlying: error)
+        }
+        return frame
     }
 
     // MARK: - Failure

@@ -13,6 +13,9 @@ final class CombiningQueue<Element: Sendable>: @unchecked Sendable {
     private let pendingLock = NSLock()
     private var pending: [Element] = []
     private let lock = NSLock()
+    /// The batch being handled (with `lock` held): swapped with `pending`, so the two buffers
+    /// take turns and a push allocates nothing.
+    private var batch: [Element] = []
     /// Called with the lock held.
     private let handle: ([Element]) -> Void
 
@@ -44,21 +47,16 @@ final class CombiningQueue<Element: Sendable>: @unchecked Sendable {
         return !pending.isEmpty
     }
 
-    private func takePending() -> [Element] {
-        pendingLock.lock()
-        defer { pendingLock.unlock() }
-        let batch = pending
-        pending.removeAll(keepingCapacity: true)
-        return batch
-    }
-
     private func drain() {
         // Re-checked after unlocking: an element pushed while this thread held the lock found it
         // taken and left the element to this thread.
         while hasPending {
             guard lock.try() else { return }
-            let batch = takePending()
+            pendingLock.lock()
+            swap(&pending, &batch)
+            pendingLock.unlock()
             if !batch.isEmpty { handle(batch) }
+            batch.removeAll(keepingCapacity: true)
             lock.unlock()
         }
     }

@@ -16,30 +16,35 @@ extension HostAgent {
 
     /// A message from `device` on `channel`: session messages move the route here and go to the
     /// table, control messages are answered. False: the device broke the protocol (drop it).
-    func channelMessage(_ bytes: [UInt8], device: PairedDevice, channel: Int, _ loop: Loop) -> Bool {
+    ///
+    /// The device goes by its id: its whole record is looked up only for a control message (a
+    /// copy of it per keystroke is a dozen retains and releases).
+    func channelMessage(_ bytes: [UInt8], device: UUID, channel: Int, _ loop: Loop) -> Bool {
         if SessionMessage.isSession(bytes) {
             let message: SessionMessage
             do {
                 message = try SessionMessage(parsing: bytes)
             } catch {
-                log("\(device.name): sent a malformed session message (\(error)); dropped its connection")
+                log("\(deviceName(device, loop)): sent a malformed session message (\(error)); dropped its connection")
                 return false
             }
-            if loop.routes[device.id] != channel {
-                if let old = loop.routes[device.id] {
-                    routeEnded(old, device: device.id, loop)
+            if loop.routes[device] != channel {
+                if let old = loop.routes[device] {
+                    routeEnded(old, device: device, loop)
                     close(old, loop)
                 }
-                loop.routes[device.id] = channel
+                loop.routes[device] = channel
                 // No relay on the home road: no frame cap to keep under.
-                loop.sessions.connected(device.id, budget: loop.homeLinks[channel] != nil ? .unlimited : .computer)
+                loop.sessions.connected(device, budget: loop.homeLinks[channel] != nil ? .unlimited : .computer)
             }
-            perform(loop.sessions.received(message, from: device.id, now: MonotonicClock.now), loop)
+            perform(loop.sessions.received(message, from: device, now: MonotonicClock.now), loop)
             return true
         }
         guard CompanionMessage.isControl(bytes) else { return true }
-        guard let message = try? CompanionMessage(parsing: bytes) else { return false }
-        control(message, device: device, channel: channel, loop)
+        guard let message = try? CompanionMessage(parsing: bytes),
+            let paired = loop.homeLinks[channel]?.device ?? loop.slots[device]?.device
+        else { return false }
+        control(message, device: paired, channel: channel, loop)
         return true
     }
 

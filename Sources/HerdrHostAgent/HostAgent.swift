@@ -324,7 +324,7 @@ public final class HostAgent: Sendable {
                     _ = try? registry.update(slot.device.id) { $0.lastSeen = Date() }
                 case .message(let bytes):
                     guard slot.state == "connected", let channel = slot.channelID,
-                        channelMessage(bytes, device: slot.device, channel: channel, loop)
+                        channelMessage(bytes, device: slot.device.id, channel: channel, loop)
                     else { return drop(slot, loop) }
                 }
             }

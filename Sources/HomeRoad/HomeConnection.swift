@@ -44,7 +44,7 @@ public final class HomeConnection: FramePipe {
         var pendingOffset = 0
         var closing = false
         var end: RelayConnectionEnd?
-        var handler: (@Sendable (RelayConnectionEvent) -> Void)?
+        var handler: EventHandler?
         /// The connection's thread is done: whoever sets the handler now drains the queue.
         var threadDone = false
         /// A handler was set: what the queue holds goes to it first (once).
@@ -146,7 +146,7 @@ public final class HomeConnection: FramePipe {
     // MARK: - FramePipe
 
     public func send(_ frame: [UInt8]) throws(RelayClientError) {
-        guard let framed = HomeFrameDecoder.encode(frame) else {
+        guard let prefix = HomeFrameDecoder.prefix(for: frame.count) else {
             throw RelayClientError(
                 .frameTooLarge, "a home frame carries 1 to \(HomeFrameDecoder.maximumFrame) bytes, not \(frame.count)")
         }
@@ -158,18 +158,39 @@ public final class HomeConnection: FramePipe {
                 guard state.pendingCount <= options.maximumQueuedBytes else {
                     throw RelayClientError(.backpressure, "the home connection's outgoing queue is full")
                 }
-                state.pending += framed
+                state.pending.append(prefix.high)
+                state.pending.append(prefix.low)
+                state.pending += frame
                 return false
             }
-            let written = framed.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            let taken = max(0, written)
-            guard taken < framed.count else { return false }
+            let taken = max(0, Self.send(prefix, frame, on: fd))
+            guard taken < 2 + frame.count else { return false }
             state.pending.removeAll(keepingCapacity: true)
             state.pendingOffset = 0
-            state.pending += framed[taken...]
+            if taken < 2 { state.pending += [prefix.high, prefix.low][taken...] }
+            state.pending += frame[max(0, taken - 2)...]
             return true
         }
         if wake { self.wake() }
+    }
+
+    /// The prefix and the frame in one `sendmsg`, neither copied; the bytes taken, or -1.
+    private static func send(_ prefix: (high: UInt8, low: UInt8), _ frame: [UInt8], on fd: Int32) -> Int {
+        var prefix = prefix
+        return withUnsafeMutableBytes(of: &prefix) { head in
+            frame.withUnsafeBytes { body in
+                var vectors = (
+                    iovec(iov_base: head.baseAddress, iov_len: 2),
+                    iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress), iov_len: body.count)
+                )
+                return withUnsafeMutableBytes(of: &vectors) { vectors in
+                    var message = msghdr()
+                    message.msg_iov = vectors.baseAddress?.assumingMemoryBound(to: iovec.self)
+                    message.msg_iovlen = 2
+                    return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+                }
+            }
+        }
     }
 
     public func receive(timeout: Double?) -> RelayConnectionEvent? { incoming.next(timeout: timeout) }
@@ -179,7 +200,7 @@ public final class HomeConnection: FramePipe {
     public func deliver(to handler: @escaping @Sendable (RelayConnectionEvent) -> Void) {
         // Exactly one thread drains what waits: this one once the connection's thread is done.
         let ended = state.withLock { state in
-            state.handler = handler
+            state.handler = EventHandler(handler)
             if !state.threadDone { state.drainPending = true }
             return state.threadDone
         }
@@ -265,9 +286,14 @@ public final class HomeConnection: FramePipe {
                             RelayClientError(
                                 .connectionLost, "the home connection broke: \(String(cString: strerror(errno)))"))
                     }
-                    do {
-                        for frame in try decoder.append(buffer[0..<count]) { emit(.message(frame)) }
-                    } catch {
+                    let framing = buffer.withUnsafeBytes { received in
+                        Result { () throws(HomeFrameDecoder.Malformed) in
+                            try decoder.append(UnsafeRawBufferPointer(rebasing: received[0..<count])) {
+                                emit(.message($0))
+                            }
+                        }
+                    }
+                    if case .failure(let error) = framing {
                         return .failed(RelayClientError(.protocolViolation, "the peer broke home framing: \(error)"))
                     }
                 }
@@ -308,23 +334,30 @@ public final class HomeConnection: FramePipe {
 
     /// Events queued before `deliver` was set go to the handler first, on this thread (once).
     private func handOver() {
-        let handler = state.withLock { state -> (@Sendable (RelayConnectionEvent) -> Void)? in
+        let handler = state.withLock { state -> EventHandler? in
             guard state.drainPending, let handler = state.handler else { return nil }
             state.drainPending = false
             return handler
         }
         guard let handler else { return }
-        while let event = incoming.next(timeout: 0) { handler(event) }
+        while let event = incoming.next(timeout: 0) { handler.deliver(event) }
     }
 
     private func emit(_ event: RelayConnectionEvent) {
-        let (handler, drain) = state.withLock { state -> ((@Sendable (RelayConnectionEvent) -> Void)?, Bool) in
+        let (handler, drain) = state.withLock { state -> (EventHandler?, Bool) in
             let drain = state.drainPending && state.handler != nil
             if drain { state.drainPending = false }
             return (state.handler, drain)
         }
         guard let handler else { return incoming.push(event) }
-        if drain { while let queued = incoming.next(timeout: 0) { handler(queued) } }
-        handler(event)
+        if drain { while let queued = incoming.next(timeout: 0) { handler.deliver(queued) } }
+        handler.deliver(event)
+    }
+
+    /// The handler in a box: a closure passed out of the lock's generic closure would be wrapped
+    /// in a reabstraction thunk, an allocation per frame.
+    private final class EventHandler: Sendable {
+        let deliver: @Sendable (RelayConnectionEvent) -> Void
+        init(_ deliver: @escaping @Sendable (RelayConnectionEvent) -> Void) { self.deliver = deliver }
     }
 }

@@ -17,14 +17,19 @@ public struct HomeFrameDecoder: Sendable {
     /// The length prefix and `frame`, ready for the socket; nil when `frame` is empty or longer
     /// than `maximumFrame`.
     public static func encode(_ frame: [UInt8]) -> [UInt8]? {
-        guard !frame.isEmpty, frame.count <= maximumFrame else { return nil }
-        // One allocation: every keystroke and echo passes here.
+        guard let prefix = prefix(for: frame.count) else { return nil }
         var framed: [UInt8] = []
         framed.reserveCapacity(2 + frame.count)
-        framed.append(UInt8(frame.count >> 8))
-        framed.append(UInt8(frame.count & 0xff))
+        framed.append(prefix.high)
+        framed.append(prefix.low)
         framed.append(contentsOf: frame)
         return framed
+    }
+
+    /// The two bytes announcing a frame of `count` bytes; nil when no frame has that length.
+    public static func prefix(for count: Int) -> (high: UInt8, low: UInt8)? {
+        guard count > 0, count <= maximumFrame else { return nil }
+        return (UInt8(count >> 8), UInt8(count & 0xff))
     }
 
     /// Bytes held back: the start of a frame not complete yet.
@@ -33,20 +38,47 @@ public struct HomeFrameDecoder: Sendable {
     /// The whole frames `bytes` completes, in order. A zero length is malformed: no Noise message
     /// is empty, and a stream that says otherwise is not ours.
     public mutating func append(_ bytes: some Collection<UInt8>) throws(Malformed) -> [[UInt8]] {
-        buffer.append(contentsOf: bytes)
         var frames: [[UInt8]] = []
-        var offset = 0
-        while buffer.count - offset >= 2 {
-            let length = Int(buffer[offset]) << 8 | Int(buffer[offset + 1])
-            guard length > 0 else {
-                buffer = []
-                throw Malformed(description: "a frame announced zero bytes")
+        let outcome = Array(bytes).withUnsafeBytes { raw in
+            Result { () throws(Malformed) in try append(raw) { frames.append($0) } }
+        }
+        try outcome.get()
+        return frames
+    }
+
+    /// Hands each whole frame `bytes` completes to `frame`, in order. Frames that arrive whole
+    /// are copied once, straight from `bytes`; only a frame split across reads waits in the
+    /// buffer. After a zero length (malformed) nothing more is handed out and the buffer is empty.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer, each frame: ([UInt8]) -> Void) throws(Malformed) {
+        guard buffer.isEmpty else {
+            buffer.append(contentsOf: bytes)
+            let consumed = buffer.withUnsafeBytes { held in
+                Result { () throws(Malformed) in try Self.frames(in: held, each: frame) }
             }
-            guard buffer.count - offset - 2 >= length else { break }
-            frames.append(Array(buffer[(offset + 2)..<(offset + 2 + length)]))
+            switch consumed {
+            case .success(let count): buffer.removeFirst(count)
+            case .failure(let error):
+                buffer = []
+                throw error
+            }
+            return
+        }
+        let consumed = try Self.frames(in: bytes, each: frame)
+        buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[consumed...]))
+    }
+
+    /// Hands out the whole frames at the start of `bytes`; how many bytes they took.
+    private static func frames(in bytes: UnsafeRawBufferPointer, each frame: ([UInt8]) -> Void) throws(Malformed)
+        -> Int
+    {
+        var offset = 0
+        while bytes.count - offset >= 2 {
+            let length = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
+            guard length > 0 else { throw Malformed(description: "a frame announced zero bytes") }
+            guard bytes.count - offset - 2 >= length else { break }
+            frame(Array(UnsafeRawBufferPointer(rebasing: bytes[(offset + 2)..<(offset + 2 + length)])))
             offset += 2 + length
         }
-        if offset > 0 { buffer.removeFirst(offset) }
-        return frames
+        return offset
     }
 }

@@ -43,4 +43,22 @@ import Testing
         #expect(partial.bufferedCount == 65536, "at most one partial frame: 2 + 65534 bytes")
         #expect(try partial.append([7, 0, 1, 42]) == [[UInt8](repeating: 1, count: 65534) + [7], [42]])
     }
+    /// The connection's call: each frame handed over as it completes, whole ones straight from
+    /// the read, split ones through the buffer; a zero length stops it with the buffer empty.
+    @Test func framesAreHandedOverAsTheyComplete() throws {
+        var decoder = HomeFrameDecoder()
+        var got: [[UInt8]] = []
+        let stream: [UInt8] = [0, 1, 9, 0, 2, 8, 7, 0, 3, 1]
+        try stream[0..<7].withUnsafeBytes { try decoder.append($0) { got.append($0) } }
+        #expect(got == [[9], [8, 7]])
+        #expect(decoder.bufferedCount == 0)
+        try stream[7...].withUnsafeBytes { try decoder.append($0) { got.append($0) } }
+        #expect(decoder.bufferedCount == 3, "the start of a frame waits")
+        let rest: [UInt8] = [2, 3, 0, 1, 5, 0, 0, 1]
+        #expect(throws: HomeFrameDecoder.Malformed.self) {
+            try rest.withUnsafeBytes { try decoder.append($0) { got.append($0) } }
+        }
+        #expect(got == [[9], [8, 7], [1, 2, 3], [5]], "the frames before the zero length")
+        #expect(decoder.bufferedCount == 0)
+    }
 }

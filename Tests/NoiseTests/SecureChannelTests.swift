@@ -105,6 +105,28 @@ import Testing
         #expect(got == [reply])
     }
 
+    /// `sendFrame` and `receiveTransport` (the keystroke path without arrays) speak the same
+    /// frames as `send` and `receive`, and stop at one frame's worth without failing the channel.
+    @Test func oneFrameSendsAndReceivesMatchTheGeneralCalls() throws {
+        var pair = try Self.established()
+        for size in [0, 1, 65517, 65518] {
+            let message = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 3) }
+            let frame = try pair.phone.sendFrame(message)
+            #expect(frame.count == size + 17, "message of \(size) bytes")
+            #expect(try pair.mac.receiveTransport(frame) == message)
+            // Interleaved with the general calls: one nonce sequence.
+            #expect(Self.delivered(try pair.mac.receive(try pair.phone.sendFrame(message))) == [message])
+            #expect(try pair.mac.receiveTransport(try pair.phone.send(message)[0]) == message)
+        }
+        #expect(kind { _ = try pair.phone.sendFrame([UInt8](repeating: 0, count: 65519)) } == .messageTooLarge)
+        #expect(pair.phone.failure == nil, "a message too long for one frame is refused, not fatal")
+        // A chunked message through `receiveTransport`: nil until its last frame.
+        let long = [UInt8](repeating: 7, count: 65519)
+        let frames = try pair.phone.send(long)
+        #expect(try pair.mac.receiveTransport(frames[0]) == nil)
+        #expect(try pair.mac.receiveTransport(frames[1]) == long)
+    }
+
     @Test func emptyMessagesAreMessages() throws {
         var pair = try Self.established()
         for _ in 0..<3 {

@@ -136,13 +136,16 @@ extension HostAgent {
     }
 
     private func homeFrame(_ frame: [UInt8], _ link: HomeLink, _ loop: Loop) {
-        guard let device = link.device else { return link.connection.close() }
+        // The device's id only: its record is copied on the handshake's rare paths, not per frame.
+        guard let deviceID = link.device?.id else { return link.connection.close() }
         let outputs: [FramedChannel.Output]
         do {
             outputs = try link.channel?.receive(frame) ?? []
         } catch {
             if link.connected {
-                log("\(device.name): the end-to-end channel over the home network failed; dropped it")
+                log(
+                    "\(link.device?.name ?? "a device"): the end-to-end channel over the home network failed; dropped it"
+                )
                 return link.connection.close()
             }
             return failedHomeHandshake(link, loop, "its handshake failed")
@@ -150,6 +153,7 @@ extension HostAgent {
         for output in outputs {
             switch output {
             case .established(let established):
+                guard let device = link.device else { return link.connection.close() }
                 guard ConstantTime.equal(established.remoteStaticPublicKey ?? [], device.deviceKeyBytes) else {
                     return failedHomeHandshake(link, loop, "it used another device key than \(device.name)'s")
                 }
@@ -160,7 +164,7 @@ extension HostAgent {
                 _ = try? registry.update(device.id) { $0.lastSeen = Date() }
             case .message(let bytes):
                 guard link.connected else { return link.connection.close() }
-                guard channelMessage(bytes, device: device, channel: link.id, loop) else {
+                guard channelMessage(bytes, device: deviceID, channel: link.id, loop) else {
                     return link.connection.close()
                 }
             }

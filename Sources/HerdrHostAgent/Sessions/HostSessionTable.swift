@@ -310,6 +310,11 @@ public struct HostSessionTable: Sendable {
     /// output round-robin over its sessions (each chunk as large as what waits), then exits.
     public mutating func messages(for device: UUID, now: Double) -> [SessionMessage] {
         guard var state = devices[device], state.connected else { return [] }
+        // Most batches (a keystroke written to its PTY) leave nothing to send: found without
+        // building the list of sessions.
+        guard !state.outbox.isEmpty || sessions.values.contains(where: { $0.device == device && isDue($0) }) else {
+            return []
+        }
         defer { devices[device] = state }
         var out: [SessionMessage] = []
         // Which sessions may send is looked up once per call, not once per message: this runs
@@ -333,9 +338,9 @@ public struct HostSessionTable: Sendable {
     public mutating func nextDeadline(now: Double) -> Double? {
         var deadline: Double?
         func consider(_ time: Double) { deadline = min(deadline ?? time, time) }
-        for (id, session) in sessions {
+        for session in sessions.values {
             if let since = session.detachedAt { consider(since + settings.gracePeriod) }
-            if session.stream != nil, hasDue(id), var state = devices[session.device] {
+            if isDue(session), var state = devices[session.device] {
                 consider(now + state.budget.wait(now: now))
                 devices[session.device] = state
             }
@@ -348,8 +353,9 @@ public struct HostSessionTable: Sendable {
         return deadline
     }
 
-    private func hasDue(_ id: SessionID) -> Bool {
-        guard let session = sessions[id], session.stream != nil else { return false }
+    /// Whether an attached session has output or its exit to send.
+    private func isDue(_ session: Session) -> Bool {
+        guard session.stream != nil else { return false }
         return session.flow.hasSendable || (session.exit != nil && !session.exitSent && exitIsDue(session))
     }
 
@@ -384,7 +390,8 @@ public struct HostSessionTable: Sendable {
     private func sessionIDs(of device: UUID, where include: (Session) -> Bool = { _ in true }) -> [SessionID] {
         var ids: [SessionID] = []
         for (id, session) in sessions where session.device == device && include(session) { ids.append(id) }
-        return ids.sorted()
+        ids.sort()
+        return ids
     }
 
     private func session(_ device: UUID, _ stream: UInt32) -> SessionID? {
