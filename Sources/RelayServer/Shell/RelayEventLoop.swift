@@ -401,7 +401,8 @@ final class RelayEventLoop {
         source.lastSpliceTarget = peer
         peer.receivingSplice = true
         peer.inboundRemaining = length
-        peer.inboundHeader = Self.frameHeader(opcode: opcode, fin: fin, length: length)
+        peer.inboundHeader.removeAll(keepingCapacity: true)
+        Self.appendFrameHeader(opcode: opcode, fin: fin, length: length, to: &peer.inboundHeader)
         peer.inboundSource = source
         if opcode != .continuation {
             peer.inboundFragmentOpen = !fin
@@ -413,9 +414,9 @@ final class RelayEventLoop {
     private func splice(_ chunk: UnsafeRawBufferPointer, from source: RelaySocket, to peer: RelaySocket) {
         guard peer.stage == .webSocket, peer.receivingSplice, peer.inboundRemaining >= chunk.count else { return }
         peer.inboundRemaining -= chunk.count
-        let header = peer.inboundHeader
-        peer.inboundHeader = []
-        write(header, chunk, to: peer)
+        // The header's buffer is emptied, not dropped: the next frame's header reuses it.
+        write(peer.inboundHeader, chunk, to: peer)
+        peer.inboundHeader.removeAll(keepingCapacity: true)
         if peer.pendingOutput > Self.highWater, sockets[peer.fd] === peer, !source.readPaused {
             source.readPaused = true
             peer.pausedSources.append(source)
@@ -428,7 +429,7 @@ final class RelayEventLoop {
         guard peer.stage == .webSocket, peer.receivingSplice else { return }
         if !peer.inboundHeader.isEmpty {  // an empty frame: the header alone
             peer.output += peer.inboundHeader
-            peer.inboundHeader = []
+            peer.inboundHeader.removeAll(keepingCapacity: true)
         }
         peer.receivingSplice = false
         if !peer.deferred.isEmpty {
@@ -453,7 +454,7 @@ final class RelayEventLoop {
     private func repairInbound(_ peer: RelaySocket) {
         if peer.receivingSplice {
             peer.output += peer.inboundHeader
-            peer.inboundHeader = []
+            peer.inboundHeader.removeAll(keepingCapacity: true)
             peer.output += [UInt8](repeating: 0, count: peer.inboundRemaining)
             peer.inboundRemaining = 0
             peer.receivingSplice = false
@@ -461,7 +462,7 @@ final class RelayEventLoop {
             peer.deferred = []
         }
         if peer.inboundFragmentOpen {
-            peer.output += Self.frameHeader(opcode: .continuation, fin: true, length: 0)
+            Self.appendFrameHeader(opcode: .continuation, fin: true, length: 0, to: &peer.output)
             peer.inboundFragmentOpen = false
         }
         peer.inboundSource = nil
@@ -489,13 +490,21 @@ final class RelayEventLoop {
         }
     }
 
-    static func frameHeader(opcode: WebSocketOpcode, fin: Bool, length: Int) -> [UInt8] {
-        let first = (fin ? 0x80 : 0) | opcode.rawValue
-        if length < 126 { return [first, UInt8(length)] }
-        if length <= 0xFFFF { return [first, 126, UInt8(length >> 8), UInt8(length & 0xFF)] }
-        var header: [UInt8] = [first, 127]
-        for shift in stride(from: 56, through: 0, by: -8) { header.append(UInt8(truncatingIfNeeded: length >> shift)) }
-        return header
+    /// Appends an unmasked frame header (a server's) to `bytes`, in place: per spliced frame.
+    static func appendFrameHeader(opcode: WebSocketOpcode, fin: Bool, length: Int, to bytes: inout [UInt8]) {
+        bytes.append((fin ? 0x80 : 0) | opcode.rawValue)
+        if length < 126 {
+            bytes.append(UInt8(length))
+        } else if length <= 0xFFFF {
+            bytes.append(126)
+            bytes.append(UInt8(length >> 8))
+            bytes.append(UInt8(length & 0xFF))
+        } else {
+            bytes.append(127)
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: length >> shift))
+            }
+        }
     }
 
     /// sendmsg of `header` (possibly empty) and `payload`: bytes written, 0 when the socket is
