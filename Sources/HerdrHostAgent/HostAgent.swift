@@ -6,6 +6,7 @@ import HerdrCrypto
 import HerdrKit
 import HomeRoad
 import Noise
+import PeerGateListener
 import RelayClient
 import RelayProtocol
 import Synchronization
@@ -97,6 +98,8 @@ public final class HostAgent: Sendable {
         init(sessions: HostSessionTable) { self.sessions = sessions }
         var nextTag = 0
         var generation = ""
+        /// The registry's devices as read at `generation`.
+        var devices: [PairedDevice] = []
         var started = Date()
         var statusDirty = true
         /// Where inputs from the links, the PTYs and the room checks go.
@@ -134,14 +137,18 @@ public final class HostAgent: Sendable {
                 if case .stop = input { break }
                 work.push(input)
             }
+            let checking = Date().timeIntervalSince(lastCheck) >= 1
+            // Read before taking the lock: a keystroke arriving meanwhile does not wait for it.
+            let interfaces = checking && homeDoor != nil ? InterfaceAddresses.current() : nil
             work.withLock {
                 serveSessions(loop)
-                if Date().timeIntervalSince(lastCheck) >= 1 {
+                if checking {
                     lastCheck = Date()
                     if registry.generation() != loop.generation { reconcile(loop) }
-                    // A `pair` that held a room may have ended since.
-                    if loop.slots.count != wanted(loop).count { reconcile(loop) }
-                    checkHomeDoor(loop)
+                    // A `pair` that held a room may have ended since (the list read at the last
+                    // change of the registry; decoding it every second would cost a millisecond).
+                    if loop.slots.count != wanted(loop.devices).count { reconcile(loop) }
+                    checkHomeDoor(loop, interfaces: interfaces)
                 }
                 if loop.statusDirty { writeStatus(loop) }
             }
@@ -159,9 +166,9 @@ public final class HostAgent: Sendable {
 
     // MARK: - Devices
 
-    private func wanted(_ loop: Loop) -> [PairedDevice] {
-        guard let devices = try? registry.devices() else { return Array(loop.slots.values.map(\.device)) }
-        return devices.filter { device in
+    /// Those of `devices` the agent parks for.
+    private func wanted(_ devices: [PairedDevice]) -> [PairedDevice] {
+        devices.filter { device in
             guard device.ended == nil else { return false }  // gone on the other side, or being unpaired here
             guard device.relay != nil else { return false }  // paired on the home network only: no room
             if let holder = device.finishingProcess,
@@ -183,7 +190,8 @@ public final class HostAgent: Sendable {
             log("cannot read the paired devices: \(error)")
             return
         }
-        let wantedIDs = Set(wanted(loop).map(\.id))
+        loop.devices = devices
+        let wantedIDs = Set(wanted(devices).map(\.id))
         for (id, slot) in loop.slots where !wantedIDs.contains(id) {
             forget(id, loop)
             if !devices.contains(where: { $0.id == id }) { log("\(slot.device.name): unpaired; no longer parked") }

@@ -78,15 +78,15 @@ extension HostAgent {
     }
 
     /// Once a second: refusals counted by the accept thread reach the status file, handshakes that
-    /// take too long are cut, and a changed address list is noted.
-    func checkHomeDoor(_ loop: Loop) {
+    /// take too long are cut, and a changed address list is noted (`interfaces`: read just before).
+    func checkHomeDoor(_ loop: Loop, interfaces: InterfaceAddresses?) {
         guard var door = loop.home, let listener = door.listener else { return }
         let refused = listener.status.refusedCount
         if refused != door.lastRefusedCount {
             door.lastRefusedCount = refused
             loop.statusDirty = true
         }
-        let addresses = door.configuration.advertised(port: listener.port, interfaces: InterfaceAddresses.current())
+        let addresses = door.configuration.advertised(port: listener.port, interfaces: interfaces)
         if addresses != door.addresses {
             door.addresses = addresses
             loop.statusDirty = true
