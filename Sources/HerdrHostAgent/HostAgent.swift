@@ -287,8 +287,17 @@ public final class HostAgent: Sendable {
             setState(slot, "waiting (\(reason)); retry in \(Int(delay.rounded(.up))) s", loop)
         case .stopped(let reason):
             if let channel = slot.channelID.take() { routeEnded(channel, device: id, loop) }
-            loop.slots[id] = nil
-            loop.statusDirty = true
+            slot.channel = nil
+            // The pairing still stands after these, so the device is still wanted: the slot stays,
+            // stopped, or the next check would park again (and take the room back from the other
+            // herdr-host, which would take it back in turn). A restart parks again.
+            switch reason {
+            case .displaced: setState(slot, "stopped: another herdr-host took the room", loop)
+            case .refused(let why): setState(slot, "stopped: the relay refused to park (\(why))", loop)
+            default:
+                loop.slots[id] = nil
+                loop.statusDirty = true
+            }
             stopped(slot, reason)
         }
     }
@@ -408,10 +417,11 @@ public final class HostAgent: Sendable {
             message = "\(name): the relay closed the room before it was established; pair again with: herdr-host pair"
         case .displaced:
             ended = nil
-            message = "\(name): another herdr-host took this device's room; stopped parking for it here"
+            message =
+                "\(name): another herdr-host took this device's room; stopped parking for it here (restart herdr-host to take it back)"
         case .refused(let why):
             ended = nil
-            message = "\(name): the relay refused to park (\(why)); stopped parking for it"
+            message = "\(name): the relay refused to park (\(why)); stopped parking for it until herdr-host restarts"
         }
         if let ended {
             _ = try? registry.update(slot.device.id) { $0.ended = ended }

@@ -59,6 +59,38 @@ import Testing
         #expect(!log.contains("127.0.0.1:\(road.port)"), "no peer address logged: \(log)")
     }
 
+    /// Another herdr-host with this computer's keys (a copy of its directory) takes the device's
+    /// room: the first says so, shows the room stopped and leaves it to the other, instead of
+    /// taking it back at its next check (and the two displacing each other every second).
+    @Test func aDisplacedAgentStopsParkingForTheDevice() throws {
+        let road = try RelayRoadFixture()
+        try road.pair()
+        let first = try road.startAgent()
+        let copy = road.directory.appending("host-copy")
+        try FileManager.default.copyItem(at: road.hostHome, to: copy)
+        try FileManager.default.removeItem(at: road.agentDirectory(home: copy).agentStatusFile)
+        let second = try road.startAgent(home: copy)
+        #expect(road.waitForAgent { $0.rooms.first?.state == "stopped: another herdr-host took the room" })
+        #expect(first.waitFor("another herdr-host took this device's room; stopped parking for it here"))
+        let parked = try #require(try AgentStatus.load(road.agentDirectory(home: copy))?.rooms.first)
+        #expect(parked.state == "parked")
+        // Three of the first agent's once-a-second checks: none parks again.
+        sleep(3)
+        let later = try #require(try AgentStatus.load(road.agentDirectory(home: copy))?.rooms.first)
+        #expect(later.state == "parked" && later.since == parked.since, "the second agent was displaced: \(later)")
+        #expect(try AgentStatus.load(road.agentDirectory)?.rooms.first?.state.hasPrefix("stopped") == true)
+        #expect(first.stderr.components(separatedBy: "parking in its room").count == 2, "\(first.stderr)")
+        // The device reaches the agent that holds the room.
+        let (_, connection) = try road.devicePairing()
+        try road.connectDevice(connection).channel.connection.close()
+        #expect(second.waitFor("phone: connected"))
+        for agent in [first, second] {
+            agent.signal(SIGTERM)
+            #expect(agent.wait(timeout: 15) == 0)
+        }
+        #expect(!first.stderr.contains("phone: connected"))
+    }
+
     /// A photographed code raced by another device: the computer asks for that device's code,
     /// which is not the real device's; three wrong answers void the code, show a new one, and the
     /// old room is dead.

@@ -71,9 +71,12 @@ final class RelayRoadFixture {
     /// The tmux socket of the computer's `herdr` stand-in, once there is one.
     private(set) var standInTmuxSocket: String?
 
-    var hostEnvironment: [String: String] {
+    var hostEnvironment: [String: String] { hostEnvironment(home: hostHome) }
+
+    /// The environment of a herdr-host whose configuration lives under `home`.
+    func hostEnvironment(home: URL) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
-        environment["XDG_CONFIG_HOME"] = hostHome.path
+        environment["XDG_CONFIG_HOME"] = home.path
         environment.merge(hostSessionEnvironment) { $1 }
         return environment
     }
@@ -112,7 +115,9 @@ final class RelayRoadFixture {
 
     // MARK: - The computer
 
-    var agentDirectory: AgentDirectory { AgentDirectory(url: hostHome.appendingPathComponent("herdr-host")) }
+    var agentDirectory: AgentDirectory { agentDirectory(home: hostHome) }
+
+    func agentDirectory(home: URL) -> AgentDirectory { AgentDirectory(url: home.appendingPathComponent("herdr-host")) }
     var registry: DeviceRegistry { DeviceRegistry(directory: agentDirectory) }
 
     /// `herdr-host pair`, its code shown.
@@ -128,9 +133,11 @@ final class RelayRoadFixture {
     }
 
     /// `herdr-host run`, parked for every device it knows.
-    func startAgent(parkedFor count: Int = 1) throws -> InteractiveProcess {
-        let agent = try InteractiveProcess(BuiltProgram.path("herdr-host"), ["run"], environment: hostEnvironment)
-        guard waitForAgent({ $0.rooms.filter { $0.state == "parked" }.count == count }) else {
+    func startAgent(parkedFor count: Int = 1, home: URL? = nil) throws -> InteractiveProcess {
+        let home = home ?? hostHome
+        let agent = try InteractiveProcess(
+            BuiltProgram.path("herdr-host"), ["run"], environment: hostEnvironment(home: home))
+        guard waitForAgent(home: home, { $0.rooms.filter { $0.state == "parked" }.count == count }) else {
             agent.signal(SIGTERM)
             _ = agent.wait(timeout: 15)
             throw FixtureError("the agent did not park: \(agent.stderr)")
@@ -147,10 +154,11 @@ final class RelayRoadFixture {
 
     /// Waits (bounded) until the agent's status file says what `condition` wants.
     @discardableResult
-    func waitForAgent(timeout: Double = 60, _ condition: (AgentStatus) -> Bool) -> Bool {
+    func waitForAgent(timeout: Double = 60, home: URL? = nil, _ condition: (AgentStatus) -> Bool) -> Bool {
+        let directory = agentDirectory(home: home ?? hostHome)
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if let status = try? AgentStatus.load(agentDirectory), status.isRunning, condition(status) { return true }
+            if let status = try? AgentStatus.load(directory), status.isRunning, condition(status) { return true }
             usleep(50_000)
         }
         return false
