@@ -17,10 +17,8 @@ struct ColdCipherBench {
 
     func run() throws -> Result {
         let key = (0..<32).map { UInt8($0) }
-        let compact = try ChaCha20Poly1305(key: key)
-        compact.engine = .compact
-        let openSSL = try ChaCha20Poly1305(key: key)
-        openSSL.engine = .openSSL
+        let compact = try ChaCha20Poly1305(key: key, engine: .compact)
+        let openSSL = try ChaCha20Poly1305(key: key, engine: .openSSL)
         var result = Result(compact: [], openSSL: [])
         var buffer = [UInt8](repeating: 0x61, count: Self.plaintextLength + ChaCha20Poly1305.tagSize)
         for sample in 0..<samples {

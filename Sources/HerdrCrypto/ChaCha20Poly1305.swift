@@ -25,8 +25,9 @@ public final class ChaCha20Poly1305 {
     private let context: OpaquePointer
     /// The key, for the compact path; cleansed when the instance goes.
     private let key: UnsafeMutableRawPointer
-    /// Which path a message takes; tests pin one to compare them.
-    package var engine = Engine.bySize
+    /// Which path a message takes; tests pin one to compare them. A constant, so reading it
+    /// costs no exclusivity check.
+    package let engine: Engine
 
     package enum Engine {
         /// The compact path up to `compactLimit` bytes, OpenSSL beyond.
@@ -45,12 +46,17 @@ public final class ChaCha20Poly1305 {
         return key
     }()
 
-    public init(key: [UInt8]) throws(CryptoError) {
+    public convenience init(key: [UInt8]) throws(CryptoError) {
+        try self.init(key: key, engine: .bySize)
+    }
+
+    package init(key: [UInt8], engine: Engine) throws(CryptoError) {
         guard key.count == Self.keySize else {
             throw CryptoError(.invalidKey, "ChaCha20-Poly1305 key must be 32 bytes, got \(key.count)")
         }
         guard let context = EVP_CIPHER_CTX_new() else { throw CryptoError.openSSL("EVP_CIPHER_CTX_new") }
         self.context = context
+        self.engine = engine
         self.key = UnsafeMutableRawPointer.allocate(byteCount: Self.keySize, alignment: 8)
         key.withUnsafeBytes { self.key.copyMemory(from: $0.baseAddress!, byteCount: Self.keySize) }
         _ = pthread_setspecific(Self.madeKey, UnsafeRawPointer(bitPattern: Self.contextsMadeOnThisThread + 1))

@@ -63,10 +63,8 @@ import Testing
     func bothPathsAgree(length: Int) throws {
         var random = TestRandom(seed: UInt64(length) &+ 1)
         let key = random.bytes(32)
-        let compact = try ChaCha20Poly1305(key: key)
-        compact.engine = .compact
-        let openSSL = try ChaCha20Poly1305(key: key)
-        openSSL.engine = .openSSL
+        let compact = try ChaCha20Poly1305(key: key, engine: .compact)
+        let openSSL = try ChaCha20Poly1305(key: key, engine: .openSSL)
         for adLength in [0, 1, 12, 16, 17, 33] {
             let nonce = random.bytes(12)
             let ad = random.bytes(adLength)
@@ -83,8 +81,7 @@ import Testing
     @Test(arguments: [0, 1, 16, 64, 129])
     func compactPathRefusesTampering(length: Int) throws {
         var random = TestRandom(seed: 99 &+ UInt64(length))
-        let aead = try ChaCha20Poly1305(key: random.bytes(32))
-        aead.engine = .compact
+        let aead = try ChaCha20Poly1305(key: random.bytes(32), engine: .compact)
         let nonce = random.bytes(12)
         let ad = random.bytes(5)
         let sealed = try aead.seal(nonce: nonce, authenticating: ad, plaintext: random.bytes(length))
@@ -115,10 +112,8 @@ import Testing
     func compactSplitsEqualOpenSSL(split: Int) throws {
         var random = TestRandom(seed: 7 &+ UInt64(split))
         let key = random.bytes(32)
-        let compact = try ChaCha20Poly1305(key: key)
-        compact.engine = .compact
-        let openSSL = try ChaCha20Poly1305(key: key)
-        openSSL.engine = .openSSL
+        let compact = try ChaCha20Poly1305(key: key, engine: .compact)
+        let openSSL = try ChaCha20Poly1305(key: key, engine: .openSSL)
         let nonce = random.bytes(12)
         let plaintext = random.bytes(200)
         let whole = try openSSL.seal(nonce: nonce, plaintext: plaintext)
