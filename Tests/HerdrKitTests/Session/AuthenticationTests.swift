@@ -27,7 +27,7 @@ struct AuthenticationTests {
         defer { server.destroy() }
         let harness = try SessionHarness(server: server, authorize: false)
         try Self.pinned(harness)
-        let profile = harness.profile(command: "echo in-by-password; sleep 2.2")
+        let profile = harness.profile(command: "echo in-by-password; exec sleep 60")
         harness.store.upsert(profile)
         harness.store.setPassword(server.user.password, for: profile.id)
         let session = harness.session(profile)
@@ -62,7 +62,7 @@ struct AuthenticationTests {
         defer { server.destroy() }
         let harness = try SessionHarness(server: server, authorize: false)
         try Self.pinned(harness)
-        let profile = harness.profile(command: "echo fallback-worked; sleep 2.2")
+        let profile = harness.profile(command: "echo fallback-worked; exec sleep 60")
         harness.store.upsert(profile)
         harness.store.setPassword(server.user.password, for: profile.id)
         let session = harness.session(profile)
@@ -82,7 +82,7 @@ struct AuthenticationTests {
         defer { server.destroy() }
         let harness = try SessionHarness(server: server, authorize: false)
         try Self.pinned(harness)
-        let profile = harness.profile(command: "echo in-by-kbdint; sleep 2.2")
+        let profile = harness.profile(command: "echo in-by-kbdint; exec sleep 60")
         harness.store.upsert(profile)
         harness.store.setPassword(server.user.password, for: profile.id)
         let session = harness.session(profile)
@@ -106,7 +106,7 @@ struct AuthenticationTests {
             seen.withLock { $0.append(challenge) }
             return challenge.prompts.map { _ in password }
         }
-        let session = harness.session(harness.profile(command: "echo asked; sleep 2.2"), options: options)
+        let session = harness.session(harness.profile(command: "echo asked; exec sleep 60"), options: options)
         await session.connect(cols: 80, rows: 24)
         try await harness.waitForOutput("asked")
         let prompts = seen.withLock { $0 }.flatMap(\.prompts)

@@ -100,8 +100,10 @@ struct TerminalBehaviourTests {
         #expect(quick.state == .failed("The remote command exited with status 0 right after it started\nbye"))
 
         #expect(TerminalSessionOptions().quickExitWindow == .seconds(2))
-        let slow = harness.session(harness.profile(command: "sleep 2.3"))
+        // The 2.2 s start only after the test's line, so they are all after `.connected`.
+        let slow = harness.session(harness.profile(command: "read _; sleep 2.2"))
         await slow.connect(cols: 80, rows: 24)
+        slow.send(Array("\r".utf8))
         try await harness.waitUntil("clean exit") { slow.state.isFinal }
         #expect(slow.state == .closed)
         #expect(slow.failureKind == nil)

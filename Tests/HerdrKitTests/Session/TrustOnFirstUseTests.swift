@@ -12,7 +12,8 @@ struct TrustOnFirstUseTests {
         let server = try SSHServer()
         defer { server.destroy() }
         let harness = try SessionHarness(server: server)
-        let session = harness.session(harness.profile(command: "echo hello-from-host; sleep 2.5"))
+        // The command waits for a line, so the session cannot end before the test looks at it.
+        let session = harness.session(harness.profile(command: "echo hello-from-host; read _; sleep 2.2"))
         await session.connect(cols: 80, rows: 24)
         #expect(session.state == .connected)
         try await harness.waitForOutput("hello-from-host")
@@ -35,9 +36,10 @@ struct TrustOnFirstUseTests {
         try writeText(scanned + "\n", to: keyFile)
         #expect(try sshKeygen(["-l", "-E", "sha256", "-f", keyFile.path]).stdout.contains(expected.fingerprintSHA256))
 
+        session.send(Array("\r".utf8))
         try await harness.waitUntil("the clean exit after 2 s") { session.state == .closed }
         // A second session finds the pin and asks nothing.
-        let again = harness.session(harness.profile(command: "echo second; sleep 2.2"))
+        let again = harness.session(harness.profile(command: "echo second; exec sleep 60"))
         await again.connect(cols: 80, rows: 24)
         #expect(again.state == .connected)
         #expect(harness.challenges.count == 1)
