@@ -54,7 +54,12 @@ public struct DeviceRoads: Sendable {
     }
 
     /// One attempt over the roads `choice` allows; blocks the calling thread (not Swift's pool).
-    public func connect() throws(DeviceRelayConnection.Failure) -> DeviceRelayConnection.Established {
+    /// `homeFirst` false starts the relay with the home addresses and takes whichever is up
+    /// first: for the attempt right after the home road dropped, when a home attempt is unlikely
+    /// to answer soon (the session's home probe moves it back once home answers again).
+    public func connect(homeFirst: Bool = true) throws(DeviceRelayConnection.Failure)
+        -> DeviceRelayConnection.Established
+    {
         let homes = choice == .relay ? [] : home
         let relay = choice == .home ? nil : self.relay
         if choice == .relay && relay == nil {
@@ -67,12 +72,12 @@ public struct DeviceRoads: Sendable {
             }
             return try relay.connect()
         }
-        let race = Race()
+        let race = Race(homePreference: homeFirst ? Race.homePreference : 0)
         for address in homes {
             race.start(home: true) { () throws(DeviceRelayConnection.Failure) in try connectHome(address, race) }
         }
         if useRelay {
-            race.waitForWinner(orAllFailed: homes.count, timeout: homeHeadStart)
+            if homeFirst { race.waitForWinner(orAllFailed: homes.count, timeout: homeHeadStart) }
             if !race.isDecided, let relay {
                 race.start(home: false) { () throws(DeviceRelayConnection.Failure) in try relay.connect() }
             }
@@ -115,6 +120,13 @@ public struct DeviceRoads: Sendable {
 /// as soon as it is up; a relay channel up first waits `homePreference` seconds for a home
 /// attempt still under way. Every channel that does not win is closed at once.
 private final class Race: Sendable {
+    /// Seconds a relay channel up first waits for a home attempt still under way, by default.
+    static let homePreference = 0.25
+
+    private let homePreference: Double
+
+    init(homePreference: Double) { self.homePreference = homePreference }
+
     private struct State {
         var home: DeviceRelayConnection.Established?
         var relay: DeviceRelayConnection.Established?
@@ -122,9 +134,6 @@ private final class Race: Sendable {
         var failures: [(home: Bool, failure: DeviceRelayConnection.Failure)] = []
         var homeRunning = 0
     }
-
-    /// Seconds a relay channel waits for a home attempt still under way.
-    static let homePreference = 0.25
 
     private let state = Mutex(State())
     private let changed = DispatchSemaphore(value: 0)
@@ -190,7 +199,7 @@ private final class Race: Sendable {
                     return .won(home, loser: state.relay)
                 }
                 if let relay = state.relay {
-                    let waited = relayUpAt.map { DispatchTime.now() >= $0 + Self.homePreference } ?? false
+                    let waited = relayUpAt.map { DispatchTime.now() >= $0 + homePreference } ?? false
                     if state.homeRunning == 0 || waited {
                         state.decided = true
                         return .won(relay, loser: nil)
@@ -210,7 +219,7 @@ private final class Race: Sendable {
             case .wait:
                 if relayUpAt == nil, state.withLock({ $0.relay != nil }) { relayUpAt = .now() }
                 if let relayUpAt {
-                    _ = changed.wait(timeout: relayUpAt + Self.homePreference)
+                    _ = changed.wait(timeout: relayUpAt + homePreference)
                 } else {
                     changed.wait()
                 }

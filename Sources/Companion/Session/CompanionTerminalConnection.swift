@@ -276,14 +276,17 @@ public final class CompanionTerminalConnection: Sendable {
         var attempt = 0
         var reshards = 0
         var lastReason = ""
+        // Set when the home road just dropped and the relay can take over at once.
+        var toRelayNow = false
         while !isCancelled {
             let established: DeviceRelayConnection.Established
             if let switched = control.withLock({ $0.switchTo.take() }) {
                 established = switched
                 emit(.moved(to: switched.road))
             } else {
+                defer { toRelayNow = false }
                 do {
-                    established = try configuration.roads.connect()
+                    established = try configuration.roads.connect(homeFirst: !toRelayNow)
                 } catch {
                     if case .resharding = error, waitSoon(&reshards, reason: error.description) { continue }
                     if let end = stop(after: error, attempt: attempt) { return finish(end) }
@@ -348,6 +351,12 @@ public final class CompanionTerminalConnection: Sendable {
                 lastReason = failure.description
                 if session.withLock({ $0.hasStarted }) { attempt = 0 }
                 attempt += 1
+                if Self.switchesToRelayAtOnce(after: road, roads: configuration.roads) {
+                    // Another road, not the one that failed: nothing to back off from.
+                    toRelayNow = true
+                    emit(.reconnecting(attempt: attempt, reason: lastReason))
+                    continue
+                }
                 guard backOff(attempt: attempt, reason: lastReason) else {
                     return finish(.failed(giveUp(attempt: attempt, lastReason: lastReason)))
                 }
@@ -504,6 +513,12 @@ public final class CompanionTerminalConnection: Sendable {
         }
         thread.name = "home probe"
         thread.start()
+    }
+
+    /// Whether the attempt after `dropped` went down starts at once with the relay beside home:
+    /// the home road dropped and the relay road may be taken.
+    static func switchesToRelayAtOnce(after dropped: CompanionRoad, roads: DeviceRoads) -> Bool {
+        dropped.isHome && roads.relay != nil && roads.choice == .any
     }
 
     /// The end a connection failure means, or nil to retry.
