@@ -226,6 +226,19 @@ import Testing
         #expect(forced.stderr.contains("no home address answered"), "\(forced.stderr)")
     }
 
+    @Test func withNoReattachTheHomeLinkDyingEndsTheSessionInsteadOfMovingIt() throws {
+        let home = try HomeNetwork()
+        try home.road.useHerdrStandIn()
+        let agent = try home.road.startAgent()
+        defer { agent.signal(SIGTERM) }
+        let device = try home.road.startConnect(extra: ["--no-reattach"], in: home.namespace)
+        #expect(device.waitFor("Connected via home network"), "\(device.stderr)")
+        try home.namespace.setHomeLink(home.link, up: false)
+        #expect(device.wait(timeout: 60) == 13, "\(device.stderr)")
+        #expect(device.stderr.contains("reconnecting is off"), "\(device.stderr)")
+        #expect(!device.stderr.contains("Reconnected"), "\(device.stderr)")
+    }
+
     @Test func theHomeLinkDyingMidSessionResumesOverTheRelayAndBackHomeWithoutLosingAByte() throws {
         // About 20 s of output at the generator's pace: long enough for both moves.
         let size = 40 * 1024 * 1024

@@ -351,15 +351,12 @@ public final class CompanionTerminalConnection: Sendable {
                 lastReason = failure.description
                 if session.withLock({ $0.hasStarted }) { attempt = 0 }
                 attempt += 1
-                if Self.switchesToRelayAtOnce(after: road, roads: configuration.roads) {
-                    // Another road, not the one that failed: nothing to back off from.
-                    toRelayNow = true
-                    emit(.reconnecting(attempt: attempt, reason: lastReason))
-                    continue
-                }
-                guard backOff(attempt: attempt, reason: lastReason) else {
+                // Another road, not the one that failed: nothing to back off from.
+                let atOnce = Self.switchesToRelayAtOnce(after: road, roads: configuration.roads)
+                guard backOff(attempt: attempt, reason: lastReason, atOnce: atOnce) else {
                     return finish(.failed(giveUp(attempt: attempt, lastReason: lastReason)))
                 }
+                toRelayNow = atOnce
             }
         }
         finish(.cancelled)
@@ -552,14 +549,17 @@ public final class CompanionTerminalConnection: Sendable {
     }
 
     private func giveUp(attempt: Int, lastReason: String) -> Failure {
-        Failure(.connectionLost, "gave up reconnecting after \(attempt - 1) attempts; last: \(lastReason)")
+        // No attempt at all: the policy does not reconnect (`--no-reattach`).
+        if attempt <= 1 { return Failure(.connectionLost, "the link dropped (\(lastReason)); reconnecting is off") }
+        return Failure(.connectionLost, "gave up reconnecting after \(attempt - 1) attempts; last: \(lastReason)")
     }
 
-    /// Waits before reconnect attempt `attempt`; false when the policy gives up or on cancel.
-    private func backOff(attempt: Int, reason: String) -> Bool {
+    /// Waits before reconnect attempt `attempt` (not at all when `atOnce`); false when the
+    /// policy gives up or on cancel.
+    private func backOff(attempt: Int, reason: String, atOnce: Bool = false) -> Bool {
         guard let delay = configuration.retryDelay(attempt), !isCancelled else { return false }
         emit(.reconnecting(attempt: attempt, reason: reason))
-        _ = wakeUp.wait(timeout: .now() + delay)
+        if !atOnce { _ = wakeUp.wait(timeout: .now() + delay) }
         return !isCancelled
     }
 
