@@ -7,7 +7,8 @@ import Testing
 @testable import Companion
 
 /// After a drop, the next attempt goes at once over the relay beside home only when the road
-/// that dropped was home and the relay may be taken; a dropped relay backs off as before.
+/// that dropped was home, had been up a while, and the relay may be taken; a dropped relay backs
+/// off as before.
 @Suite struct RoadSwitchTests {
     static func roads(relay: Bool, choice: DeviceRoads.Choice = .any) throws -> DeviceRoads {
         let computerKey = KeyPair.generate().publicKey
@@ -28,20 +29,32 @@ import Testing
     static let home = CompanionRoad.home(try! HomeAddress(parsing: "[fd12::7]:4610"))
 
     @Test func aDroppedHomeRoadGoesToTheRelayAtOnce() throws {
-        #expect(CompanionTerminalConnection.switchesToRelayAtOnce(after: Self.home, roads: try Self.roads(relay: true)))
+        #expect(
+            CompanionTerminalConnection.switchesToRelayAtOnce(
+                after: Self.home, upFor: 30, roads: try Self.roads(relay: true)))
+    }
+
+    @Test func aHomeRoadThatDropsAsSoonAsItIsUpBacksOff() throws {
+        let roads = try Self.roads(relay: true)
+        let steady = CompanionTerminalConnection.steadyRoad
+        #expect(!CompanionTerminalConnection.switchesToRelayAtOnce(after: Self.home, upFor: 0, roads: roads))
+        #expect(
+            !CompanionTerminalConnection.switchesToRelayAtOnce(after: Self.home, upFor: steady - 0.001, roads: roads))
+        #expect(CompanionTerminalConnection.switchesToRelayAtOnce(after: Self.home, upFor: steady, roads: roads))
     }
 
     @Test func aDroppedRelayBacksOff() throws {
         #expect(
             !CompanionTerminalConnection.switchesToRelayAtOnce(
-                after: .relay(host: "relay.test"), roads: try Self.roads(relay: true)))
+                after: .relay(host: "relay.test"), upFor: 30, roads: try Self.roads(relay: true)))
     }
 
     @Test func withoutARelayRoadAHomeDropBacksOff() throws {
         #expect(
-            !CompanionTerminalConnection.switchesToRelayAtOnce(after: Self.home, roads: try Self.roads(relay: false)))
+            !CompanionTerminalConnection.switchesToRelayAtOnce(
+                after: Self.home, upFor: 30, roads: try Self.roads(relay: false)))
         #expect(
             !CompanionTerminalConnection.switchesToRelayAtOnce(
-                after: Self.home, roads: try Self.roads(relay: true, choice: .home)))
+                after: Self.home, upFor: 30, roads: try Self.roads(relay: true, choice: .home)))
     }
 }

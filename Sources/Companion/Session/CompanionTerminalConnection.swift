@@ -306,6 +306,7 @@ public final class CompanionTerminalConnection: Sendable {
             reshards = 0
             if established.registeredNow { emit(.registered) }
             let road = established.road
+            let connectedAt = MonotonicClock.now
             emit(.connected(via: road))
             let connection = established.channel.connection
             let generation = control.withLock { control in
@@ -352,7 +353,8 @@ public final class CompanionTerminalConnection: Sendable {
                 if session.withLock({ $0.hasStarted }) { attempt = 0 }
                 attempt += 1
                 // Another road, not the one that failed: nothing to back off from.
-                let atOnce = Self.switchesToRelayAtOnce(after: road, roads: configuration.roads)
+                let atOnce = Self.switchesToRelayAtOnce(
+                    after: road, upFor: MonotonicClock.now - connectedAt, roads: configuration.roads)
                 guard backOff(attempt: attempt, reason: lastReason, atOnce: atOnce) else {
                     return finish(.failed(giveUp(attempt: attempt, lastReason: lastReason)))
                 }
@@ -513,10 +515,14 @@ public final class CompanionTerminalConnection: Sendable {
     }
 
     /// Whether the attempt after `dropped` went down starts at once with the relay beside home:
-    /// the home road dropped and the relay road may be taken.
-    static func switchesToRelayAtOnce(after dropped: CompanionRoad, roads: DeviceRoads) -> Bool {
-        dropped.isHome && roads.relay != nil && roads.choice == .any
+    /// the home road dropped after `upFor` seconds, at least `steadyRoad` (a road that drops as
+    /// soon as it is up backs off, so a flap cannot spin), and the relay road may be taken.
+    static func switchesToRelayAtOnce(after dropped: CompanionRoad, upFor: Double, roads: DeviceRoads) -> Bool {
+        dropped.isHome && upFor >= steadyRoad && roads.relay != nil && roads.choice == .any
     }
+
+    /// Seconds a road must have been up for its drop to skip the backoff.
+    static let steadyRoad = 2.0
 
     /// The end a connection failure means, or nil to retry.
     private func stop(after failure: DeviceRelayConnection.Failure, attempt: Int) -> Termination? {
