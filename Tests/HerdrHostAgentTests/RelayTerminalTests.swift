@@ -255,7 +255,9 @@ import Testing
         _ = road.relay.terminate()
         #expect(agent.waitFor("for its device and was ended", timeout: 60), "\(agent.stderr)")
         try road.restartRelay()
-        #expect(device.waitFor("no longer had the session", timeout: 120), "\(device.stderr)")
+        #expect(
+            device.waitFor("no longer had the session", timeout: 120),
+            "\(device.stderr); exit status \(String(describing: device.wait(timeout: 0)))")
         #expect(device.stderr.contains("hung up after 1 s without the device"), "\(device.stderr)")
         let second = try #require(device.waitForMatch(#"session (\d+) ready"#, timeout: 60, after: 1))
         #expect(second != first, "a fresh session runs")

@@ -111,6 +111,9 @@ public final class CompanionTerminalConnection: Sendable {
 
     /// Seconds between the first connection's quick retries while the computer is between parks.
     static let offlineRetries: [Double] = [0.1, 0.25, 0.5, 1]
+    /// The same after an at-once retry: the relay closed the computer a moment ago, when this
+    /// device's old socket went, and it parks again as soon as it sees that.
+    static let reparkRetries: [Double] = [0.02, 0.05, 0.1, 0.25, 0.5, 1]
 
     /// Bytes typed while the link is down wait up to this many (later ones are dropped).
     public static let maximumPendingInput = 1024 * 1024
@@ -276,17 +279,19 @@ public final class CompanionTerminalConnection: Sendable {
         var attempt = 0
         var reshards = 0
         var lastReason = ""
-        // Set when the home road just dropped and the relay can take over at once.
-        var toRelayNow = false
+        // How the retry after a drop goes, and the quick retries it has used while the computer
+        // was between two parks.
+        var retry = RetryAfterDrop.backingOff
+        var quickRetries = 0
         while !isCancelled {
             let established: DeviceRelayConnection.Established
             if let switched = control.withLock({ $0.switchTo.take() }) {
                 established = switched
                 emit(.moved(to: switched.road))
             } else {
-                defer { toRelayNow = false }
+                let homeFirst = retry.homeFirst
                 do {
-                    established = try configuration.roads.connect(homeFirst: !toRelayNow)
+                    established = try configuration.roads.connect(homeFirst: homeFirst)
                 } catch {
                     if case .resharding = error, waitSoon(&reshards, reason: error.description) { continue }
                     if let end = stop(after: error, attempt: attempt) { return finish(end) }
@@ -296,6 +301,15 @@ public final class CompanionTerminalConnection: Sendable {
                         attempt += 1
                         continue
                     }
+                    // An at-once retry can find the computer between two parks: the relay closed
+                    // it when this device's old socket went, and it is parking again.
+                    if case .computerOffline = error, retry.atOnce, quickRetries < Self.reparkRetries.count {
+                        _ = wakeUp.wait(timeout: .now() + Self.reparkRetries[quickRetries])
+                        quickRetries += 1
+                        retry.homeFirst = true
+                        continue
+                    }
+                    retry = .backingOff
                     attempt += 1
                     guard backOff(attempt: attempt, reason: lastReason) else {
                         return finish(.failed(giveUp(attempt: attempt, lastReason: lastReason)))
@@ -304,6 +318,8 @@ public final class CompanionTerminalConnection: Sendable {
                 }
             }
             reshards = 0
+            retry = .backingOff
+            quickRetries = 0
             if established.registeredNow { emit(.registered) }
             let road = established.road
             let connectedAt = MonotonicClock.now
@@ -352,13 +368,12 @@ public final class CompanionTerminalConnection: Sendable {
                 lastReason = failure.description
                 if session.withLock({ $0.hasStarted }) { attempt = 0 }
                 attempt += 1
-                // Another road, not the one that failed: nothing to back off from.
-                let atOnce = Self.switchesToRelayAtOnce(
-                    after: road, upFor: MonotonicClock.now - connectedAt, roads: configuration.roads)
-                guard backOff(attempt: attempt, reason: lastReason, atOnce: atOnce) else {
+                let next = RetryAfterDrop.after(
+                    road, upFor: MonotonicClock.now - connectedAt, roads: configuration.roads)
+                guard backOff(attempt: attempt, reason: lastReason, atOnce: next.atOnce) else {
                     return finish(.failed(giveUp(attempt: attempt, lastReason: lastReason)))
                 }
-                toRelayNow = atOnce
+                retry = next
             }
         }
         finish(.cancelled)
@@ -513,16 +528,6 @@ public final class CompanionTerminalConnection: Sendable {
         thread.name = "home probe"
         thread.start()
     }
-
-    /// Whether the attempt after `dropped` went down starts at once with the relay beside home:
-    /// the home road dropped after `upFor` seconds, at least `steadyRoad` (a road that drops as
-    /// soon as it is up backs off, so a flap cannot spin), and the relay road may be taken.
-    static func switchesToRelayAtOnce(after dropped: CompanionRoad, upFor: Double, roads: DeviceRoads) -> Bool {
-        dropped.isHome && upFor >= steadyRoad && roads.relay != nil && roads.choice == .any
-    }
-
-    /// Seconds a road must have been up for its drop to skip the backoff.
-    static let steadyRoad = 2.0
 
     /// The end a connection failure means, or nil to retry.
     private func stop(after failure: DeviceRelayConnection.Failure, attempt: Int) -> Termination? {
