@@ -289,9 +289,8 @@ public final class CompanionTerminalConnection: Sendable {
                 established = switched
                 emit(.moved(to: switched.road))
             } else {
-                let homeFirst = retry.homeFirst
                 do {
-                    established = try configuration.roads.connect(homeFirst: homeFirst)
+                    established = try configuration.roads.connect(homeFirst: retry.homeFirst)
                 } catch {
                     if case .resharding = error, waitSoon(&reshards, reason: error.description) { continue }
                     if let end = stop(after: error, attempt: attempt) { return finish(end) }
@@ -306,7 +305,6 @@ public final class CompanionTerminalConnection: Sendable {
                     if case .computerOffline = error, retry.atOnce, quickRetries < Self.reparkRetries.count {
                         _ = wakeUp.wait(timeout: .now() + Self.reparkRetries[quickRetries])
                         quickRetries += 1
-                        retry.homeFirst = true
                         continue
                     }
                     retry = .backingOff
