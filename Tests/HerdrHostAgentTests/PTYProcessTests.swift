@@ -164,4 +164,56 @@ import Testing
         pty.hangUp()
         #expect(output.wait { $0.exit != nil })
     }
+
+    @Test func writersOnSeveralThreadsEachKeepTheirOrderAndLoseNothing() throws {
+        // Raw and without echo, `cat` hands back exactly what was typed: each writer's lines must
+        // come back whole and in its order, however direct writes, partial writes and the
+        // queue interleave (each write is one whole line, so lines never mix).
+        let (pty, output) = try start("stty raw -echo; echo ready; exec cat")
+        #expect(output.wait { $0.text.contains("ready") })
+        let writers = 4
+        let lines = 1000
+        let padding = String(repeating: "x", count: 2000)
+        DispatchQueue.concurrentPerform(iterations: writers) { writer in
+            for line in 0..<lines {
+                while !pty.write(Array("w\(writer) \(line) \(padding)\n".utf8)) { usleep(1000) }
+            }
+        }
+        let last = (0..<writers).map { "w\($0) \(lines - 1) " }
+        #expect(output.wait { collector in last.allSatisfy { collector.text.contains($0) } })
+        var next = [Int](repeating: 0, count: writers)
+        var inOrder = true
+        for row in output.text.split(separator: "\n").dropFirst() {
+            let fields = row.split(separator: " ")
+            guard fields.count == 3, fields[0].hasPrefix("w"), let writer = Int(fields[0].dropFirst()),
+                writer < writers, let line = Int(fields[1]), fields[2] == padding
+            else {
+                inOrder = false
+                break
+            }
+            if line != next[writer] { inOrder = false }
+            next[writer] = line + 1
+        }
+        #expect(inOrder)
+        #expect(next == [Int](repeating: lines, count: writers))
+        pty.hangUp()
+        #expect(output.wait { $0.exit != nil })
+    }
+
+    @Test func aWriteTheTerminalCannotTakeWholeKeepsItsRestAheadOfLaterInput() throws {
+        // The program reads nothing for a second: the first write fills the terminal's buffer
+        // and its rest is queued; what is written next must come after all of it.
+        let (pty, output) = try start("stty raw -echo; echo ready; sleep 1; exec cat")
+        #expect(output.wait { $0.text.contains("ready") })
+        let big = (0..<(1024 * 1024)).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+        #expect(pty.write(big))
+        #expect(pty.write(Array("<end>".utf8)))
+        #expect(output.wait { $0.text.hasSuffix("<end>") })
+        let echoed = output.output.drop { $0 != UInt8(ascii: "\n") }.dropFirst()
+        // A Bool: a failed `==` on two 1 MiB arrays would have the report diff them.
+        let same = echoed.elementsEqual(big + Array("<end>".utf8))
+        #expect(same, "echoed \(echoed.count) bytes, expected \(big.count + 5)")
+        pty.hangUp()
+        #expect(output.wait { $0.exit != nil })
+    }
 }

@@ -54,6 +54,11 @@ public final class PTYProcess: Sendable {
         var hangingUp = false
         /// The I/O thread closed the master: nobody may write to it any more.
         var masterClosed = false
+        /// A `write` is writing to the master outside the lock: later input queues behind it,
+        /// and the I/O thread neither writes nor closes the master until it is done.
+        var directWriter = false
+        /// The I/O thread ended during a direct write: the writer closes the master.
+        var closeAfterWrite = false
         /// The child ended (it is a zombie until the waiter reaps it, so its pid stays its own).
         var exit: (status: Int32?, signal: Int32?)?
         var reaped = false
@@ -148,29 +153,53 @@ public final class PTYProcess: Sendable {
     /// taken) when more than `maximumPendingInput` already waits, or the session is hanging up.
     public func write(_ bytes: [UInt8]) -> Bool {
         guard !bytes.isEmpty else { return true }
-        let outcome = state.withLock { shared -> (taken: Bool, queued: Bool) in
+        let direct = state.withLock { shared -> Bool? in
             guard !shared.hangingUp, !shared.masterClosed,
                 shared.input.count - shared.inputHead + bytes.count <= Self.maximumPendingInput
-            else { return (false, false) }
-            var start = 0
-            if shared.inputHead == shared.input.count {
-                let written = bytes.withUnsafeBytes { Glibc.write(master, $0.baseAddress, $0.count) }
-                if written < 0, errno != EAGAIN, errno != EINTR { return (true, false) }  // EIO: see writeInput
-                start = max(0, written)
+            else { return nil }
+            if shared.inputHead == shared.input.count && !shared.directWriter {
+                shared.directWriter = true
+                return true
             }
-            guard start < bytes.count else { return (true, false) }
-            shared.input += bytes[start...]
-            return (true, true)
+            shared.input += bytes
+            return false
         }
-        if outcome.queued { signal() }
-        return outcome.taken
+        guard let direct else { return false }
+        guard direct else {
+            signal()
+            return true
+        }
+        // Outside the lock: the write wakes the terminal's reader, and a writer preempted by it
+        // with the lock held would stall the I/O thread's read of the echo (found on a 2-core
+        // machine: the reader spun for the lock, then blocked until the writer ran again).
+        let written = bytes.withUnsafeBytes { Glibc.write(master, $0.baseAddress, $0.count) }
+        // EIO: nobody reads the terminal any more, the input has nowhere to go (see writeInput).
+        let failed = written < 0 && errno != EAGAIN && errno != EINTR
+        let queued = state.withLock { shared -> Bool in
+            shared.directWriter = false
+            if shared.closeAfterWrite {
+                shared.closeAfterWrite = false
+                close(master)
+                return false
+            }
+            let start = max(0, written)
+            if !failed && start < bytes.count {
+                // Before whatever was queued behind this write meanwhile.
+                shared.input.insert(contentsOf: bytes[start...], at: shared.inputHead)
+            }
+            return shared.inputHead < shared.input.count
+        }
+        if queued { signal() }
+        return true
     }
 
     /// The window size; the program gets SIGWINCH.
     public func resize(cols: Int, rows: Int) {
-        let hungUp = state.withLock { $0.hangingUp }
-        guard !hungUp else { return }
-        _ = csystem_set_window_size(master, UInt16(clamping: max(1, cols)), UInt16(clamping: max(1, rows)))
+        // Under the lock: once the I/O thread closed the master, its number may be another file's.
+        state.withLock { shared in
+            guard !shared.hangingUp, !shared.masterClosed else { return }
+            _ = csystem_set_window_size(master, UInt16(clamping: max(1, cols)), UInt16(clamping: max(1, rows)))
+        }
     }
 
     /// Ends the session as a terminal closing does: SIGHUP to its process group and the master
@@ -231,7 +260,8 @@ public final class PTYProcess: Sendable {
             let (allowance, hasInput, hangingUp, exited) = state.withLock { shared in
                 (
                     Int(clamping: shared.readLimit - min(shared.readLimit, shared.readTotal)),
-                    shared.inputHead < shared.input.count, shared.hangingUp, shared.exit != nil
+                    shared.inputHead < shared.input.count && !shared.directWriter, shared.hangingUp,
+                    shared.exit != nil
                 )
             }
             if hangingUp { break }
@@ -269,7 +299,7 @@ public final class PTYProcess: Sendable {
         }
         state.withLock { shared in
             shared.masterClosed = true
-            close(master)
+            if shared.directWriter { shared.closeAfterWrite = true } else { close(master) }
         }
         // The exit is reported once the child is known to have ended.
         while true {
@@ -286,10 +316,11 @@ public final class PTYProcess: Sendable {
         close(wake)
     }
 
-    /// Writes what is queued, under the lock so a direct `write` can never overtake it.
+    /// Writes what is queued, under the lock and never during a direct `write`, so input keeps
+    /// its order.
     private func writeInput() {
         state.withLock { shared in
-            guard shared.inputHead < shared.input.count else { return }
+            guard shared.inputHead < shared.input.count, !shared.directWriter else { return }
             let written = shared.input[shared.inputHead...].withUnsafeBytes {
                 Glibc.write(master, $0.baseAddress, $0.count)
             }
