@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HerdrHostAgent
+import Synchronization
 import TestSupport
 import Testing
 
@@ -174,13 +175,28 @@ import Testing
         let writers = 4
         let lines = 1000
         let padding = String(repeating: "x", count: 2000)
+        let refused = Mutex(0)
         DispatchQueue.concurrentPerform(iterations: writers) { writer in
             for line in 0..<lines {
-                while !pty.write(Array("w\(writer) \(line) \(padding)\n".utf8)) { usleep(1000) }
+                // A refusal (the bound) is retried for at most 10 s.
+                var tries = 0
+                while !pty.write(Array("w\(writer) \(line) \(padding)\n".utf8)) {
+                    tries += 1
+                    guard tries < 10_000 else {
+                        refused.withLock { $0 += 1 }
+                        return
+                    }
+                    usleep(1000)
+                }
             }
         }
-        let last = (0..<writers).map { "w\($0) \(lines - 1) " }
-        #expect(output.wait { collector in last.allSatisfy { collector.text.contains($0) } })
+        #expect(refused.withLock { $0 } == 0)
+        let expected =
+            "ready\n".utf8.count
+            + (0..<writers).reduce(0) { sum, writer in
+                sum + (0..<lines).reduce(0) { $0 + "w\(writer) \($1) \(padding)\n".utf8.count }
+            }
+        #expect(output.wait { $0.output.count >= expected })
         var next = [Int](repeating: 0, count: writers)
         var inOrder = true
         for row in output.text.split(separator: "\n").dropFirst() {
