@@ -179,7 +179,7 @@ let package = Package(
             dependencies: [
                 "herdr-host", "herdr-remote", "herdr-relay", "HerdrHostAgent", "Companion", "HerdrKit", "RelayClient",
                 "RelayServer", "RelayStorage", "RelayProtocol", "WebWire", "HerdrCrypto", "Noise", "TestSupport",
-                "HomeRoad", "PeerGate", "PeerGateListener",
+                "HomeRoad", "PeerGate", "PeerGateListener", "CSystem",
             ],
             exclude: ["Peers"]),
     ]

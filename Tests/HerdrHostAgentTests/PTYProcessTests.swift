@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 import Glibc
 import HerdrHostAgent
@@ -231,5 +232,43 @@ import Testing
         #expect(same, "echoed \(echoed.count) bytes, expected \(big.count + 5)")
         pty.hangUp()
         #expect(output.wait { $0.exit != nil })
+    }
+
+    /// The eventfd descriptors this process has open now.
+    static func eventDescriptors() -> Set<Int32> {
+        let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return Set(
+            numbers.compactMap { Int32($0) }.filter {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)"))
+                    == "anon_inode:[eventfd]"
+            })
+    }
+
+    @Test func aWakeUpAfterTheSessionEndedWritesToNoOtherFile() throws {
+        // The PTY's I/O thread wakes on an eventfd and closes it when the session has ended; a
+        // credit or a hang-up coming after that must not write into whatever file gets its number.
+        let (pty, output) = try start("read line; exit 0", allow: 1 << 40)
+        let wake = pty.wakeDescriptorForTesting
+        try #require(Self.eventDescriptors().contains(wake))
+        #expect(pty.write(Array("go\r".utf8)))
+        #expect(output.wait { $0.exit == .exited(status: 0, signal: nil) })
+        let deadline = Date().addingTimeInterval(10)
+        while Self.eventDescriptors().contains(wake) && Date() < deadline { usleep(10_000) }
+        try #require(!Self.eventDescriptors().contains(wake), "the I/O thread closed its eventfd")
+
+        // Take the number back: the kernel hands out the lowest free one.
+        var reopened: [Int32] = []
+        defer { for fd in reopened { close(fd) } }
+        while reopened.count < 64, reopened.last != wake {
+            let fd = csystem_eventfd_nonblocking()
+            try #require(fd >= 0)
+            reopened.append(fd)
+        }
+        try #require(reopened.last == wake, "eventfd number \(wake) reused")
+        pty.allowReading(upTo: .max)
+        pty.hangUp()
+        var count: UInt64 = 0
+        let got = read(wake, &count, 8)
+        #expect(got < 0 && errno == EAGAIN, "\(got) bytes (a count of \(count)) reached another eventfd")
     }
 }

@@ -62,6 +62,11 @@ public final class PTYProcess: Sendable {
         /// The child ended (it is a zombie until the waiter reaps it, so its pid stays its own).
         var exit: (status: Int32?, signal: Int32?)?
         var reaped = false
+        /// Threads writing to the wake eventfd now, outside the lock.
+        var signallers = 0
+        /// The I/O thread is done with the wake eventfd: nobody writes to it any more (its number
+        /// may soon be another file's), and the last signaller closes it.
+        var wakeRetired = false
     }
 
     /// Starts `launch.command`. Throws with the failing call and its reason.
@@ -223,9 +228,27 @@ public final class PTYProcess: Sendable {
         }
     }
 
+    /// The I/O thread's wake eventfd, for a test that checks nothing is written to its number
+    /// once it is closed.
+    package var wakeDescriptorForTesting: Int32 { wake }
+
+    /// Wakes the I/O thread, unless it is done: after it, the descriptor's number may be
+    /// another file's, and 8 bytes written there would land in it.
     private func signal() {
+        let open = state.withLock { shared in
+            guard !shared.wakeRetired else { return false }
+            shared.signallers += 1
+            return true
+        }
+        guard open else { return }
+        // Outside the lock, as the keystroke's write: the thread it wakes takes the lock next.
         var one: UInt64 = 1
         _ = Glibc.write(wake, &one, 8)
+        let closeNow = state.withLock { shared in
+            shared.signallers -= 1
+            return shared.wakeRetired && shared.signallers == 0
+        }
+        if closeNow { close(wake) }
     }
 
     // MARK: - Threads
@@ -313,7 +336,11 @@ public final class PTYProcess: Sendable {
             var count: UInt64 = 0
             _ = read(wake, &count, 8)
         }
-        close(wake)
+        let closeNow = state.withLock { shared in
+            shared.wakeRetired = true
+            return shared.signallers == 0
+        }
+        if closeNow { close(wake) }
     }
 
     /// Writes what is queued, under the lock and never during a direct `write`, so input keeps
