@@ -6,6 +6,7 @@ import TestSupport
 /// far side): one-byte round trips, timed from the write to the byte coming back.
 final class PipedEcho {
     let executable: String
+    var pid: pid_t { child.pid }
     private let input: PipePair
     private let output: PipePair
     private let child: ChildProcess

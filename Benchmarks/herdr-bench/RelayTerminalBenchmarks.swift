@@ -15,36 +15,15 @@ struct RelayTerminalBenchmarks {
     /// What the relay's frame cap allows: 500 frames/s of 64 KiB.
     static let capBytesPerSecond = 500.0 * 65536
 
-    func run() throws -> BenchReport {
+    /// `keystrokesOnly`: the keystroke phase alone (`herdr-bench terminal-keys`), for tracing one
+    /// keystroke's path without the bulk, resume and memory phases around it.
+    func run(keystrokesOnly: Bool = false) throws -> BenchReport {
         var report = BenchReport(
             title: "Relay road terminal (issue 12): herdr-remote through a loopback herdr-relay vs `ssh -tt`, same run")
-        let road = try BenchRelayRoad(devices: 8)
+        let road = try BenchRelayRoad(devices: keystrokesOnly ? 1 : 8)
         defer { road.stop() }
-
-        // Keystrokes: one byte at a time through `stty raw -echo; exec cat`, both programs on pipes,
-        // 20 a second (a fast typist; back to back they would pass the relay's 500 frames/s).
-        try road.configure("session-command", SSHBenchmarks.echoCommand)
-        let count = min(keystrokes, 500)
-        // The two programs take turns, so both see the same moments of the machine's load.
-        let (ours, anchor) = try {
-            let relayEcho = try PipedEcho(
-                executable: BuiltProgram.path("herdr-remote"), arguments: ["connect", "bench"],
-                environment: road.deviceEnvironment(0))
-            defer { relayEcho.stop() }
-            let sshEcho = try PipedEcho(
-                executable: "ssh", arguments: ["-tt"] + ssh.sshArguments + [SSHBenchmarks.echoCommand],
-                environment: nil)
-            defer { sshEcho.stop() }
-            let samples = try interleavedRoundTrips([relayEcho, sshEcho], count: count, pace: 0.05)
-            return (samples[0], samples[1])
-        }()
-        for (p, name, target) in [(0.5, "p50", "≤ 1.25×"), (0.99, "p99", "≤ 1.5×")] {
-            report.add(
-                "keystroke echo \(name), herdr-remote through the relay",
-                ours: "\(format(percentile(ours, p) * 1e6, 0)) µs",
-                anchor: "\(format(percentile(anchor, p) * 1e6, 0)) µs (ssh -tt)",
-                ratio: "\(format(percentile(ours, p) / percentile(anchor, p)))×", target: target)
-        }
+        try addKeystrokes(to: &report, road: road)
+        guard !keystrokesOnly else { return report }
 
         // Bulk: cat of 256 MiB through the PTY, output post-processing off on both.
         try road.configure("session-command", "stty -opost; cat \(ssh.bigFile.path)")
@@ -109,6 +88,54 @@ struct RelayTerminalBenchmarks {
             "The frame cap allows 500 frames/s per room; the computer keeps to 456/s of at most 65505 output bytes (its share of the budget), 29.9 MB/s, 0.91× the cap's 32.8 MB/s."
         )
         return report
+    }
+
+    /// Keystrokes: one byte at a time through `stty raw -echo; exec cat`, both programs on pipes,
+    /// 20 a second (a fast typist; back to back they would pass the relay's 500 frames/s).
+    private func addKeystrokes(to report: inout BenchReport, road: BenchRelayRoad) throws {
+        try road.configure("session-command", SSHBenchmarks.echoCommand)
+        let count = min(keystrokes, 500)
+        // The two programs take turns, so both see the same moments of the machine's load.
+        let (ours, anchor, cpu) = try {
+            let relayEcho = try PipedEcho(
+                executable: BuiltProgram.path("herdr-remote"), arguments: ["connect", "bench"],
+                environment: road.deviceEnvironment(0))
+            defer { relayEcho.stop() }
+            let sshEcho = try PipedEcho(
+                executable: "ssh", arguments: ["-tt"] + ssh.sshArguments + [SSHBenchmarks.echoCommand],
+                environment: nil)
+            defer { sshEcho.stop() }
+            guard let agent = road.agentPID, let listener = ssh.server.pid else {
+                throw FixtureError("the agent or sshd is not running")
+            }
+            // Every process on each path: the computer's side with the session's `cat` under it.
+            let paths = [
+                [relayEcho.pid], [road.relay.process.pid], [agent] + BenchRelayRoad.descendants(of: agent),
+                [sshEcho.pid], BenchRelayRoad.descendants(of: listener),
+            ]
+            let before = paths.map(cpuNanoseconds)
+            let samples = try interleavedRoundTrips([relayEcho, sshEcho], count: count, pace: 0.05)
+            // A thread that ended meanwhile leaves the sum: never below zero.
+            let used = zip(paths.map(cpuNanoseconds), before).map {
+                max(0, Double($0) - Double($1)) / 1e3 / Double(count)
+            }
+            return (samples[0], samples[1], used)
+        }()
+        for (p, name, target) in [(0.5, "p50", "≤ 1.25×"), (0.99, "p99", "≤ 1.5×")] {
+            report.add(
+                "keystroke echo \(name), herdr-remote through the relay",
+                ours: "\(format(percentile(ours, p) * 1e6, 0)) µs",
+                anchor: "\(format(percentile(anchor, p) * 1e6, 0)) µs (ssh -tt)",
+                ratio: "\(format(percentile(ours, p) / percentile(anchor, p)))×", target: target)
+        }
+        let oursCPU = cpu[0] + cpu[1] + cpu[2]
+        let sshCPU = cpu[3] + cpu[4]
+        report.add(
+            "CPU per keystroke round trip, every process on the path",
+            ours:
+                "\(format(oursCPU, 0)) µs (device \(format(cpu[0], 0)), relay \(format(cpu[1], 0)), computer \(format(cpu[2], 0)))",
+            anchor: "\(format(sshCPU, 0)) µs (ssh \(format(cpu[3], 0)), sshd \(format(cpu[4], 0)))",
+            ratio: "\(format(oursCPU / sshCPU))×", target: "report")
     }
 }
 
@@ -364,13 +391,32 @@ final class BenchRelayRoad {
         return (peak, idle)
     }
 
-    private static func descendants(of pid: pid_t) -> [pid_t] {
+    /// The agent's process, while it runs.
+    var agentPID: pid_t? { agent?.process.pid }
+
+    static func descendants(of pid: pid_t) -> [pid_t] {
         guard let children = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8) else {
             return []
         }
         let direct = children.split(separator: " ").compactMap { pid_t($0) }
         return direct + direct.flatMap(descendants)
     }
+}
+
+/// The CPU time `pids` have used so far, every thread, user and kernel (the scheduler's own
+/// count in /proc/PID/task/TID/schedstat, in nanoseconds: exact, where utime and stime are ticks).
+func cpuNanoseconds(_ pids: [pid_t]) -> UInt64 {
+    var total: UInt64 = 0
+    for pid in pids {
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { continue }
+        for task in tasks {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8),
+                let first = text.split(separator: " ").first, let used = UInt64(first)
+            else { continue }
+            total += used
+        }
+    }
+    return total
 }
 
 /// The resident set of `pid` now (VmRSS), in KiB.

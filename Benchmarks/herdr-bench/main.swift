@@ -3,6 +3,7 @@ import Glibc
 
 // herdr-bench: performance targets, measured beside their anchors in the same run.
 //   herdr-bench [ssh] [auth] [noise] [attest] [pair] [relay] [cluster] [companion] [terminal] [home]  run the suites (default: all), print Markdown
+//   herdr-bench terminal-keys  the relay road's keystroke phase alone (not in the default list)
 //   herdr-bench stall-child   internal: the stalled-consumer scenario in a process of its own
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "stall-child" {
@@ -106,6 +107,18 @@ for suite in suites {
             FileHandle.standardError.write(Data("error: terminal benchmark failed: \(error)\n".utf8))
             exit(1)
         }
+    case "terminal-keys":
+        print("Relay road terminal: keystrokes alone, beside ssh -tt")
+        do {
+            let ssh = try SSHBenchmarks(runs: runs, keystrokes: keystrokes)
+            defer { ssh.destroy() }
+            markdown += try RelayTerminalBenchmarks(ssh: ssh, runs: runs, keystrokes: keystrokes).run(
+                keystrokesOnly: true
+            ).markdown
+        } catch {
+            FileHandle.standardError.write(Data("error: terminal benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
     case "home":
         print("Home road terminal: keystrokes beside ssh -tt, and the switch to the relay when the home link dies")
         do {
@@ -119,7 +132,7 @@ for suite in suites {
     default:
         FileHandle.standardError.write(
             Data(
-                "error: unknown suite '\(suite)' (known: ssh, noise, attest, pair, relay, cluster, companion, terminal, home)\n"
+                "error: unknown suite '\(suite)' (known: ssh, noise, attest, pair, relay, cluster, companion, terminal, terminal-keys, home)\n"
                     .utf8))
         exit(64)
     }
