@@ -25,27 +25,9 @@ struct HomeTerminalBenchmarks {
         let road = try BenchRelayRoad(devices: 1, homeListen: "[\(link.rootIPv6)]:\(port)")
         defer { road.stop() }
 
-        try road.configure("session-command", SSHBenchmarks.echoCommand)
         let count = min(keystrokes, 500)
-        let (ours, anchor) = try {
-            let homeEcho = try PipedEcho(
-                executable: BuiltProgram.path("herdr-remote"), arguments: ["connect", "bench", "--road", "home"],
-                environment: road.deviceEnvironment(0))
-            defer { homeEcho.stop() }
-            let sshEcho = try PipedEcho(
-                executable: "ssh", arguments: ["-tt"] + ssh.sshArguments + [SSHBenchmarks.echoCommand],
-                environment: nil)
-            defer { sshEcho.stop() }
-            let samples = try interleavedRoundTrips([homeEcho, sshEcho], count: count, pace: 0.05)
-            return (samples[0], samples[1])
-        }()
-        for (p, name, target) in [(0.5, "p50", "≤ 1.1×"), (0.99, "p99", "≤ 1.1×")] {
-            report.add(
-                "keystroke echo \(name), herdr-remote on the home road",
-                ours: "\(format(percentile(ours, p) * 1e6, 0)) µs",
-                anchor: "\(format(percentile(anchor, p) * 1e6, 0)) µs (ssh -tt)",
-                ratio: "\(format(percentile(ours, p) / percentile(anchor, p)))×", target: target)
-        }
+        let echo = try road.keystrokeEcho(ssh: ssh, extra: ["--road", "home"], count: count)
+        echo.add(to: &report, path: "herdr-remote on the home road", targets: ("≤ 1.1×", "≤ 1.1×"))
 
         // The home link dies mid-session (its veth goes down, its address with it): from then to
         // the first byte of output resumed over the relay. One per session: the device stays on

@@ -93,37 +93,24 @@ struct RelayTerminalBenchmarks {
     /// Keystrokes: one byte at a time through `stty raw -echo; exec cat`, both programs on pipes,
     /// 20 a second (a fast typist; back to back they would pass the relay's 500 frames/s).
     private func addKeystrokes(to report: inout BenchReport, road: BenchRelayRoad) throws {
-        try road.configure("session-command", SSHBenchmarks.echoCommand)
-        let count = min(keystrokes, 500)
-        // The two programs take turns, so both see the same moments of the machine's load.
-        let (ours, anchor, cpu) = try {
-            let relayEcho = try PipedEcho(
-                executable: BuiltProgram.path("herdr-remote"), arguments: ["connect", "bench"],
-                environment: road.deviceEnvironment(0))
-            defer { relayEcho.stop() }
-            let sshEcho = try PipedEcho(
-                executable: "ssh", arguments: ["-tt"] + ssh.sshArguments + [SSHBenchmarks.echoCommand],
-                environment: nil)
-            defer { sshEcho.stop() }
-            guard let agent = road.agentPID, let listener = ssh.server.pid else {
-                throw FixtureError("the agent or sshd is not running")
-            }
-            // Every process on each path: the computer's side with the session's `cat` under it.
-            let paths = [
-                [relayEcho.pid], [road.relay.process.pid], [agent] + BenchRelayRoad.descendants(of: agent),
-                [sshEcho.pid], BenchRelayRoad.descendants(of: listener),
-            ]
-            let before = paths.map(cpuNanoseconds)
-            let samples = try interleavedRoundTrips([relayEcho, sshEcho], count: count, pace: 0.05)
-            // A thread that ended meanwhile leaves the sum: never below zero.
-            let used = zip(paths.map(cpuNanoseconds), before).map {
-                max(0, Double($0) - Double($1)) / 1e3 / Double(count)
-            }
-            return (samples[0], samples[1], used)
-        }()
-        for (p, name, target) in [(0.5, "p50", "≤ 1.25×"), (0.99, "p99", "≤ 1.5×")] {
+        let echo = try road.keystrokeEcho(ssh: ssh, count: min(keystrokes, 500))
+        echo.add(to: &report, path: "herdr-remote through the relay", targets: ("≤ 1.25×", "≤ 1.5×"))
+    }
+}
+
+/// Keystroke round trips through herdr-remote and `ssh -tt`, and the CPU every process on each
+/// path used for them.
+struct KeystrokeEcho {
+    let ours: [Double]
+    let anchor: [Double]
+    /// µs per round trip: the device, the relay, the computer (herdr-host with the session's
+    /// `cat`); ssh, sshd (the session's processes with theirs).
+    let cpu: [Double]
+
+    func add(to report: inout BenchReport, path: String, targets: (p50: String, p99: String)) {
+        for (p, name, target) in [(0.5, "p50", targets.p50), (0.99, "p99", targets.p99)] {
             report.add(
-                "keystroke echo \(name), herdr-remote through the relay",
+                "keystroke echo \(name), \(path)",
                 ours: "\(format(percentile(ours, p) * 1e6, 0)) µs",
                 anchor: "\(format(percentile(anchor, p) * 1e6, 0)) µs (ssh -tt)",
                 ratio: "\(format(percentile(ours, p) / percentile(anchor, p)))×", target: target)
@@ -391,10 +378,34 @@ final class BenchRelayRoad {
         return (peak, idle)
     }
 
-    /// The agent's process, while it runs.
-    var agentPID: pid_t? { agent?.process.pid }
+    /// `count` keystrokes through `herdr-remote connect bench` (with `extra` arguments) and
+    /// `ssh -tt`, taking turns so both see the same moments of the machine's load.
+    func keystrokeEcho(ssh: SSHBenchmarks, extra: [String] = [], count: Int) throws -> KeystrokeEcho {
+        try configure("session-command", SSHBenchmarks.echoCommand)
+        let ourEcho = try PipedEcho(
+            executable: BuiltProgram.path("herdr-remote"), arguments: ["connect", "bench"] + extra,
+            environment: deviceEnvironment(0))
+        defer { ourEcho.stop() }
+        let sshEcho = try PipedEcho(
+            executable: "ssh", arguments: ["-tt"] + ssh.sshArguments + [SSHBenchmarks.echoCommand], environment: nil)
+        defer { sshEcho.stop() }
+        guard let agent = agent?.process.pid, let listener = ssh.server.pid else {
+            throw FixtureError("the agent or sshd is not running")
+        }
+        let paths = [
+            [ourEcho.pid], [relay.process.pid], [agent] + Self.descendants(of: agent),
+            [sshEcho.pid], Self.descendants(of: listener),
+        ]
+        let before = paths.map(cpuNanoseconds)
+        let samples = try interleavedRoundTrips([ourEcho, sshEcho], count: count, pace: 0.05)
+        // A thread that ended meanwhile leaves the sum: never below zero.
+        let used = zip(paths.map(cpuNanoseconds), before).map {
+            max(0, Double($0) - Double($1)) / 1e3 / Double(count)
+        }
+        return KeystrokeEcho(ours: samples[0], anchor: samples[1], cpu: used)
+    }
 
-    static func descendants(of pid: pid_t) -> [pid_t] {
+    private static func descendants(of pid: pid_t) -> [pid_t] {
         guard let children = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8) else {
             return []
         }
