@@ -22,7 +22,10 @@ struct RelayTerminalBenchmarks {
             title: "Relay road terminal (issue 12): herdr-remote through a loopback herdr-relay vs `ssh -tt`, same run")
         let road = try BenchRelayRoad(devices: keystrokesOnly ? 1 : 8)
         defer { road.stop() }
-        try addKeystrokes(to: &report, road: road)
+        // Keystrokes: one byte at a time through `stty raw -echo; exec cat`, both programs on pipes,
+        // 20 a second (a fast typist; back to back they would pass the relay's 500 frames/s).
+        let echo = try road.keystrokeEcho(ssh: ssh, count: min(keystrokes, 500))
+        echo.add(to: &report, path: "herdr-remote through the relay", targets: ("≤ 1.25×", "≤ 1.5×"))
         guard !keystrokesOnly else { return report }
 
         // Bulk: cat of 256 MiB through the PTY, output post-processing off on both.
@@ -88,13 +91,6 @@ struct RelayTerminalBenchmarks {
             "The frame cap allows 500 frames/s per room; the computer keeps to 456/s of at most 65505 output bytes (its share of the budget), 29.9 MB/s, 0.91× the cap's 32.8 MB/s."
         )
         return report
-    }
-
-    /// Keystrokes: one byte at a time through `stty raw -echo; exec cat`, both programs on pipes,
-    /// 20 a second (a fast typist; back to back they would pass the relay's 500 frames/s).
-    private func addKeystrokes(to report: inout BenchReport, road: BenchRelayRoad) throws {
-        let echo = try road.keystrokeEcho(ssh: ssh, count: min(keystrokes, 500))
-        echo.add(to: &report, path: "herdr-remote through the relay", targets: ("≤ 1.25×", "≤ 1.5×"))
     }
 }
 

@@ -97,23 +97,17 @@ for suite in suites {
             FileHandle.standardError.write(Data("error: companion benchmark failed: \(error)\n".utf8))
             exit(1)
         }
-    case "terminal":
-        print("Relay road terminal: keystrokes, cat 256 MiB, resume, memory, beside ssh -tt")
-        do {
-            let ssh = try SSHBenchmarks(runs: runs, keystrokes: keystrokes)
-            defer { ssh.destroy() }
-            markdown += try RelayTerminalBenchmarks(ssh: ssh, runs: runs, keystrokes: keystrokes).run().markdown
-        } catch {
-            FileHandle.standardError.write(Data("error: terminal benchmark failed: \(error)\n".utf8))
-            exit(1)
-        }
-    case "terminal-keys":
-        print("Relay road terminal: keystrokes alone, beside ssh -tt")
+    case "terminal", "terminal-keys":
+        let keysOnly = suite == "terminal-keys"
+        print(
+            keysOnly
+                ? "Relay road terminal: keystrokes alone, beside ssh -tt"
+                : "Relay road terminal: keystrokes, cat 256 MiB, resume, memory, beside ssh -tt")
         do {
             let ssh = try SSHBenchmarks(runs: runs, keystrokes: keystrokes)
             defer { ssh.destroy() }
             markdown += try RelayTerminalBenchmarks(ssh: ssh, runs: runs, keystrokes: keystrokes).run(
-                keystrokesOnly: true
+                keystrokesOnly: keysOnly
             ).markdown
         } catch {
             FileHandle.standardError.write(Data("error: terminal benchmark failed: \(error)\n".utf8))
