@@ -244,17 +244,25 @@ import Testing
             })
     }
 
-    @Test func aWakeUpAfterTheSessionEndedWritesToNoOtherFile() throws {
+    @Test func aWakeUpAfterTheSessionEndedWritesToNoOtherFile() async {
         // The PTY's I/O thread wakes on an eventfd and closes it when the session has ended; a
         // credit or a hang-up coming after that must not write into whatever file gets its number.
-        let (pty, output) = try start("read line; exit 0", allow: 1 << 40)
+        // Descriptor numbers are the whole process's, and other tests open and close eventfds in
+        // parallel: the check runs in a process of its own, where only it can take the number.
+        await #expect(processExitsWith: .success) {
+            try await Self.wakeUpAfterTheSessionEndedReachesNoReusedDescriptor()
+        }
+    }
+
+    static func wakeUpAfterTheSessionEndedReachesNoReusedDescriptor() async throws {
+        let (pty, output) = try PTYProcessTests().start("read line; exit 0", allow: 1 << 40)
         let wake = pty.wakeDescriptorForTesting
-        try #require(Self.eventDescriptors().contains(wake))
+        try #require(eventDescriptors().contains(wake))
         #expect(pty.write(Array("go\r".utf8)))
-        #expect(output.wait { $0.exit == .exited(status: 0, signal: nil) })
+        try #require(output.wait { $0.exit == .exited(status: 0, signal: nil) })
         let deadline = Date().addingTimeInterval(10)
-        while Self.eventDescriptors().contains(wake) && Date() < deadline { usleep(10_000) }
-        try #require(!Self.eventDescriptors().contains(wake), "the I/O thread closed its eventfd")
+        while eventDescriptors().contains(wake) && Date() < deadline { usleep(10_000) }
+        try #require(!eventDescriptors().contains(wake), "the I/O thread closed its eventfd")
 
         // Take the number back: the kernel hands out the lowest free one.
         var reopened: [Int32] = []
@@ -269,6 +277,6 @@ import Testing
         pty.hangUp()
         var count: UInt64 = 0
         let got = read(wake, &count, 8)
-        #expect(got < 0 && errno == EAGAIN, "\(got) bytes (a count of \(count)) reached another eventfd")
+        try #require(got < 0 && errno == EAGAIN, "\(got) bytes (a count of \(count)) reached another eventfd")
     }
 }
