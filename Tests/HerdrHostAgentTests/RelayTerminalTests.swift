@@ -28,8 +28,11 @@ import Testing
         defer { agent.signal(SIGTERM) }
         let directory = try TemporaryDirectory(prefix: "relay-terminal-")
         let terminal = try TmuxTerminal(directory: directory, width: 120, height: 40)
+        // The exit status is printed by the same command line: keys typed after `~.` could reach
+        // herdr-remote before it is gone.
         try terminal.type(
-            "XDG_CONFIG_HOME=\(road.deviceHome("phone").path) \(BuiltProgram.path("herdr-remote")) connect studio")
+            "XDG_CONFIG_HOME=\(road.deviceHome("phone").path) \(BuiltProgram.path("herdr-remote")) connect studio; echo rc=$?"
+        )
         try terminal.waitFor("remote$ ")
         try terminal.type("echo $((6*7))-through-the-relay")
         try terminal.waitFor("42-through-the-relay")
@@ -51,7 +54,6 @@ import Testing
         // ~. after a newline leaves; the local shell comes back with exit status 0.
         try terminal.type("", enter: true)
         try terminal.type("~.", enter: false)
-        try terminal.type("echo rc=$?")
         try terminal.waitFor("rc=0")
         // The computer's session is still there for the next connect: herdr (tmux) kept it.
         let sessions = try ProcessRunner.run("tmux", ["-S", socket, "list-sessions", "-F", "#S"])
