@@ -116,8 +116,9 @@ enum ConnectCommand {
             }
         }
         defer { watcher.cancel() }
+        let input = session.input
         StandardInputPump(
-            input: session.input, interpretEscapes: terminal.isInteractive,
+            send: { input.send($0) }, interpretEscapes: terminal.isInteractive,
             onAction: { action in
                 switch action {
                 case .disconnect: session.disconnect()
