@@ -95,7 +95,9 @@ enum RelayBenchChildren {
     /// `splice-child`: the anchor. Accepted connections are paired in arrival order (1st with 2nd,
     /// 3rd with 4th…) and every byte read from one is written to the other, with the same
     /// backpressure rule as the relay (stop reading a side while its peer has 4 MiB queued).
-    static func runSplice() -> Int32 {
+    /// `splice-child --forward PORT`: each accepted connection is paired with a fresh one to
+    /// 127.0.0.1:PORT instead (a TCP forwarder: one relay hop on another program's path).
+    static func runSplice(forwardPort: UInt16? = nil) -> Int32 {
         raiseDescriptorLimit()
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         var one: Int32 = 1
@@ -170,7 +172,20 @@ enum RelayBenchChildren {
                         setsockopt(accepted, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
                         let side = Side(fd: accepted)
                         sides[accepted] = side
-                        if let other = waiting {
+                        if let forwardPort {
+                            guard let outbound = try? RelayBenchDriver.connect(port: forwardPort, source: "127.0.0.1")
+                            else {
+                                close(accepted)
+                                sides[accepted] = nil
+                                continue
+                            }
+                            _ = fcntl(outbound, F_SETFL, fcntl(outbound, F_GETFL) | O_NONBLOCK)
+                            let other = Side(fd: outbound)
+                            sides[outbound] = other
+                            other.peer = side
+                            side.peer = other
+                            _ = csystem_epoll_ctl(epoll, 1, outbound, csystem_epollin())
+                        } else if let other = waiting {
                             other.peer = side
                             side.peer = other
                             waiting = nil

@@ -24,7 +24,7 @@ struct RelayTerminalBenchmarks {
         defer { road.stop() }
         // Keystrokes: one byte at a time through `stty raw -echo; exec cat`, both programs on pipes,
         // 20 a second (a fast typist; back to back they would pass the relay's 500 frames/s).
-        let echo = try road.keystrokeEcho(ssh: ssh, count: min(keystrokes, 500))
+        let echo = try road.keystrokeEcho(ssh: ssh, count: min(keystrokes, 500), forwarded: true)
         echo.add(to: &report, path: "herdr-remote through the relay", targets: ("≤ 1.25×", "≤ 1.5×"))
         guard !keystrokesOnly else { return report }
 
@@ -102,6 +102,8 @@ struct KeystrokeEcho {
     /// µs per round trip: the device, the relay, the computer (herdr-host with the session's
     /// `cat`); ssh, sshd (the session's processes with theirs).
     let cpu: [Double]
+    /// ssh through a TCP forwarder, when measured.
+    var forwarded: [Double]? = nil
 
     func add(to report: inout BenchReport, path: String, targets: (p50: String, p99: String)) {
         for (p, name, target) in [(0.5, "p50", targets.p50), (0.99, "p99", targets.p99)] {
@@ -110,6 +112,21 @@ struct KeystrokeEcho {
                 ours: "\(format(percentile(ours, p) * 1e6, 0)) µs",
                 anchor: "\(format(percentile(anchor, p) * 1e6, 0)) µs (ssh -tt)",
                 ratio: "\(format(percentile(ours, p) / percentile(anchor, p)))×", target: target)
+        }
+        if let forwarded {
+            // What one store-and-forward hop costs OpenSSH, and ours against that same shape.
+            for (p, name) in [(0.5, "p50"), (0.99, "p99")] {
+                report.add(
+                    "keystroke echo \(name), ssh -tt through a TCP forwarder (a relay's hop, nothing else)",
+                    ours: "\(format(percentile(forwarded, p) * 1e6, 0)) µs",
+                    anchor: "\(format(percentile(anchor, p) * 1e6, 0)) µs (ssh -tt)",
+                    ratio: "\(format(percentile(forwarded, p) / percentile(anchor, p)))×", target: "report")
+            }
+            report.add(
+                "keystroke echo p50, \(path), against ssh through the forwarder",
+                ours: "\(format(percentile(ours, 0.5) * 1e6, 0)) µs",
+                anchor: "\(format(percentile(forwarded, 0.5) * 1e6, 0)) µs (ssh -tt, forwarded)",
+                ratio: "\(format(percentile(ours, 0.5) / percentile(forwarded, 0.5)))×", target: "report")
         }
         let oursCPU = cpu[0] + cpu[1] + cpu[2]
         let sshCPU = cpu[3] + cpu[4]
@@ -376,7 +393,11 @@ final class BenchRelayRoad {
 
     /// `count` keystrokes through `herdr-remote connect bench` (with `extra` arguments) and
     /// `ssh -tt`, taking turns so both see the same moments of the machine's load.
-    func keystrokeEcho(ssh: SSHBenchmarks, extra: [String] = [], count: Int) throws -> KeystrokeEcho {
+    /// `forwarded`: ssh also takes turns through a TCP forwarder (`splice-child --forward`), the
+    /// price of one relay hop on OpenSSH's own path.
+    func keystrokeEcho(ssh: SSHBenchmarks, extra: [String] = [], count: Int, forwarded: Bool = false) throws
+        -> KeystrokeEcho
+    {
         try configure("session-command", SSHBenchmarks.echoCommand)
         let ourEcho = try PipedEcho(
             executable: BuiltProgram.path("herdr-remote"), arguments: ["connect", "bench"] + extra,
@@ -388,17 +409,34 @@ final class BenchRelayRoad {
         guard let agent = agent?.process.pid, let listener = ssh.server.pid else {
             throw FixtureError("the agent or sshd is not running")
         }
+        // sshd's processes for the direct session only: taken before the forwarded one starts.
         let paths = [
             [ourEcho.pid], [relay.process.pid], [agent] + Self.descendants(of: agent),
             [sshEcho.pid], Self.descendants(of: listener),
         ]
+        var echoes = [ourEcho, sshEcho]
+        var forwarder: RelayBenchmarks.Child?
+        var forwardedEcho: PipedEcho?
+        defer {
+            forwardedEcho?.stop()
+            forwarder?.stop()
+        }
+        if forwarded {
+            let child = try RelayBenchmarks.Child(["splice-child", "--forward", String(ssh.server.port)])
+            forwarder = child
+            let arguments = ssh.sshArguments.map { $0 == String(ssh.server.port) ? String(child.port) : $0 }
+            let echo = try PipedEcho(
+                executable: "ssh", arguments: ["-tt"] + arguments + [SSHBenchmarks.echoCommand], environment: nil)
+            forwardedEcho = echo
+            echoes.append(echo)
+        }
         let before = paths.map(cpuNanoseconds)
-        let samples = try interleavedRoundTrips([ourEcho, sshEcho], count: count, pace: 0.05)
+        let samples = try interleavedRoundTrips(echoes, count: count, pace: 0.05)
         // A thread that ended meanwhile leaves the sum: never below zero.
         let used = zip(paths.map(cpuNanoseconds), before).map {
             max(0, Double($0) - Double($1)) / 1e3 / Double(count)
         }
-        return KeystrokeEcho(ours: samples[0], anchor: samples[1], cpu: used)
+        return KeystrokeEcho(ours: samples[0], anchor: samples[1], cpu: used, forwarded: forwarded ? samples[2] : nil)
     }
 
     private static func descendants(of pid: pid_t) -> [pid_t] {

@@ -5,6 +5,7 @@ import Glibc
 //   herdr-bench [ssh] [auth] [noise] [attest] [pair] [relay] [cluster] [companion] [terminal] [home]  run the suites (default: all), print Markdown
 //   herdr-bench terminal-keys  the relay road's keystroke phase alone (not in the default list)
 //   herdr-bench stall-child   internal: the stalled-consumer scenario in a process of its own
+//   herdr-bench splice-child [--forward PORT]  internal: the TCP splice anchor (a forwarder to PORT)
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "stall-child" {
     exit(await StallChild.run())
@@ -15,7 +16,7 @@ if arguments.first == "relay-child", arguments.count >= 3, let established = Int
             database: arguments[1], established: established, proxied: arguments.dropFirst(3).first == "proxied"))
 }
 if arguments.first == "splice-child" {
-    exit(RelayBenchChildren.runSplice())
+    exit(RelayBenchChildren.runSplice(forwardPort: arguments.count == 3 ? UInt16(arguments[2]) : nil))
 }
 let suites =
     arguments.isEmpty
