@@ -19,6 +19,20 @@ struct BenchReport {
         print("  \(name): ours \(ours), anchor \(anchor), ratio \(ratio) (target \(target))")
     }
 
+    /// A latency row: the `p` quantile of `ours` beside that of `anchor` (seconds, shown in µs),
+    /// the anchor named by `anchorLabel` when given.
+    mutating func addLatency(
+        _ name: String, ours: [Double], anchor: [Double], anchorLabel: String? = nil, quantile p: Double,
+        target: String
+    ) {
+        let mine = percentile(ours, p)
+        let theirs = percentile(anchor, p)
+        add(
+            name, ours: "\(format(mine * 1e6, 0)) µs",
+            anchor: "\(format(theirs * 1e6, 0)) µs" + (anchorLabel.map { " (\($0))" } ?? ""),
+            ratio: "\(format(mine / theirs))×", target: target)
+    }
+
     var markdown: String {
         var lines = ["### \(title)", "", "| measure | ours | anchor | ratio | target |", "|---|---|---|---|---|"]
         for row in rows { lines.append("| \(row.name) | \(row.ours) | \(row.anchor) | \(row.ratio) | \(row.target) |") }

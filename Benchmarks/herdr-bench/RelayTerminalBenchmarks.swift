@@ -107,26 +107,20 @@ struct KeystrokeEcho {
 
     func add(to report: inout BenchReport, path: String, targets: (p50: String, p99: String)) {
         for (p, name, target) in [(0.5, "p50", targets.p50), (0.99, "p99", targets.p99)] {
-            report.add(
-                "keystroke echo \(name), \(path)",
-                ours: "\(format(percentile(ours, p) * 1e6, 0)) µs",
-                anchor: "\(format(percentile(anchor, p) * 1e6, 0)) µs (ssh -tt)",
-                ratio: "\(format(percentile(ours, p) / percentile(anchor, p)))×", target: target)
+            report.addLatency(
+                "keystroke echo \(name), \(path)", ours: ours, anchor: anchor, anchorLabel: "ssh -tt", quantile: p,
+                target: target)
         }
         if let forwarded {
             // What one store-and-forward hop costs OpenSSH, and ours against that same shape.
             for (p, name) in [(0.5, "p50"), (0.99, "p99")] {
-                report.add(
+                report.addLatency(
                     "keystroke echo \(name), ssh -tt through a TCP forwarder (a relay's hop, nothing else)",
-                    ours: "\(format(percentile(forwarded, p) * 1e6, 0)) µs",
-                    anchor: "\(format(percentile(anchor, p) * 1e6, 0)) µs (ssh -tt)",
-                    ratio: "\(format(percentile(forwarded, p) / percentile(anchor, p)))×", target: "report")
+                    ours: forwarded, anchor: anchor, anchorLabel: "ssh -tt", quantile: p, target: "report")
             }
-            report.add(
-                "keystroke echo p50, \(path), against ssh through the forwarder",
-                ours: "\(format(percentile(ours, 0.5) * 1e6, 0)) µs",
-                anchor: "\(format(percentile(forwarded, 0.5) * 1e6, 0)) µs (ssh -tt, forwarded)",
-                ratio: "\(format(percentile(ours, 0.5) / percentile(forwarded, 0.5)))×", target: "report")
+            report.addLatency(
+                "keystroke echo p50, \(path), against ssh through the forwarder", ours: ours, anchor: forwarded,
+                anchorLabel: "ssh -tt, forwarded", quantile: 0.5, target: "report")
         }
         let oursCPU = cpu[0] + cpu[1] + cpu[2]
         let sshCPU = cpu[3] + cpu[4]

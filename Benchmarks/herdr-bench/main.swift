@@ -16,6 +16,11 @@ if arguments.first == "relay-child", arguments.count >= 3, let established = Int
             database: arguments[1], established: established, proxied: arguments.dropFirst(3).first == "proxied"))
 }
 if arguments.first == "splice-child" {
+    guard arguments.count == 1 || (arguments.count == 3 && arguments[1] == "--forward" && UInt16(arguments[2]) != nil)
+    else {
+        FileHandle.standardError.write(Data("usage: herdr-bench splice-child [--forward PORT]\n".utf8))
+        exit(64)
+    }
     exit(RelayBenchChildren.runSplice(forwardPort: arguments.count == 3 ? UInt16(arguments[2]) : nil))
 }
 let suites =
