@@ -38,7 +38,7 @@ extension HostAgent {
     func ptyEvent(_ id: HostSessionTable.SessionID, _ event: PTYProcess.Event, _ loop: Loop) {
         switch event {
         case .output(let bytes):
-            perform(loop.sessions.output(id, bytes, now: MonotonicClock.now), loop)
+            loop.sessions.output(id, bytes)
         case .exited(let status, let signal):
             loop.ptys[id] = nil
             loop.sessions.exited(id, status: status, signal: signal)

@@ -4,11 +4,13 @@ import Synchronization
 import TestSupport
 
 /// A TCP proxy in front of the relay whose `cut()` breaks every connection through it at once, as
-/// a network dropping would: both sockets of each pair are shut down; new connections pass.
+/// a network dropping would: both sockets of each pair are shut down; new connections pass, unless
+/// `refuse` says to close them at once (the device kept away).
 final class CuttingProxy: @unchecked Sendable {
     let port: UInt16
     private let listenFD: Int32
     private let target = Mutex<UInt16>(0)
+    private let refusing = Mutex(false)
     private let live = Mutex<[(Int32, Int32)]>([])
 
     init() throws {
@@ -24,6 +26,9 @@ final class CuttingProxy: @unchecked Sendable {
     }
 
     func forward(to port: UInt16) { target.withLock { $0 = port } }
+
+    /// While true, every new connection is closed as soon as it is accepted.
+    func refuse(_ on: Bool) { refusing.withLock { $0 = on } }
 
     /// Breaks every connection now; returns how many there were.
     @discardableResult
@@ -42,6 +47,10 @@ final class CuttingProxy: @unchecked Sendable {
         while true {
             let client = accept(listenFD, nil, nil)
             guard client >= 0 else { return }
+            if refusing.withLock({ $0 }) {
+                close(client)
+                continue
+            }
             guard let upstream = try? TamperingProxy.connectLoopback(target.withLock { $0 }) else {
                 close(client)
                 continue

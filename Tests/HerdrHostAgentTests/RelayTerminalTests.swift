@@ -121,6 +121,79 @@ import Testing
         #expect(SHA256.hash(printed) == SHA256.hash(try output.bytes()), "not a byte lost or repeated")
     }
 
+    @Test func aDeviceAwayWhileMoreThanTheResumeBufferIsWrittenLosesNothing() throws {
+        let proxy = try CuttingProxy()
+        let directory = try TemporaryDirectory(prefix: "relay-away-")
+        let size = 6 * 1024 * 1024
+        let data = directory.file("output.bin")
+        let source = SecureRandom.bytes(size)
+        try Data(source).write(to: data)
+        let progress = directory.file("progress")
+        let writer = directory.file("writer.py")
+        try Data(Self.progressWriter.utf8).write(to: writer)
+        let road = try RelayRoadFixture(originPort: proxy.port)
+        proxy.forward(to: road.port)
+        try road.pair()
+        try road.configure(
+            "session-command", "stty raw -echo; exec python3 \(writer.path) \(data.path) \(progress.path)")
+        try road.configure("resume-buffer", "1MiB")
+        let agent = try road.startAgent()
+        defer { agent.signal(SIGTERM) }
+
+        let device = try road.startConnect()
+        #expect(
+            device.waitForBytes(timeout: 120) { out, _ in out.count >= 256 * 1024 },
+            "output before the cut: \(device.stdoutBytes.count) bytes; \(device.stderr)")
+        // The device is kept away: its connection cut, every new one refused.
+        proxy.refuse(true)
+        #expect(proxy.cut() >= 1, "the device's connection went through the proxy")
+        #expect(
+            device.waitForBytes(timeout: 60) { _, stderr in
+                String(decoding: stderr, as: UTF8.self).contains("The link dropped")
+            }, "\(device.stderr)")
+        // The writer goes on until the computer's 1 MiB resume buffer is full, then waits: decided
+        // when its count stops moving (or it wrote everything, which the checks below refuse).
+        func written() -> Int {
+            Int((try? String(contentsOf: progress, encoding: .utf8)) ?? "") ?? 0
+        }
+        var last = -1
+        var still = 0
+        for _ in 0..<300 where still < 5 {
+            usleep(200_000)
+            let now = written()
+            still = now == last ? still + 1 : 0
+            last = now
+        }
+        #expect(last < size, "the writer was held while the device was away (wrote \(last) of \(size))")
+
+        proxy.refuse(false)
+        #expect(device.wait(timeout: 180) == 0, "\(device.stderr)")
+        #expect(device.stderr.contains("the session resumed where it was"), "\(device.stderr)")
+        let printed = device.stdoutBytes
+        #expect(printed.count == size)
+        #expect(SHA256.hash(printed) == SHA256.hash(source), "not a byte lost or repeated")
+    }
+
+    /// Writes a file to stdout in 64 KiB blocks, as fast as the terminal takes them, and how much
+    /// it has written to a progress file after each.
+    static let progressWriter = """
+        import os, sys
+        done = 0
+        with open(sys.argv[1], "rb") as source:
+            while True:
+                block = source.read(65536)
+                if not block:
+                    break
+                while block:
+                    count = os.write(1, block)
+                    block = block[count:]
+                    done += count
+                with open(sys.argv[2] + ".tmp", "w") as f:
+                    f.write(str(done))
+                os.replace(sys.argv[2] + ".tmp", sys.argv[2])
+
+        """
+
     @Test func aFloodStaysUnderTheRelaysFrameCap() throws {
         let size = 100 * 1024 * 1024
         let (road, agent) = try pairedRoad(configure: [("session-command", "stty raw -echo; yes | head -c \(size)")])

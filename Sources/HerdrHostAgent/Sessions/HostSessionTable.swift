@@ -9,14 +9,15 @@ import HerdrCrypto
 ///
 /// A device only ever reaches its own sessions: streams are per device, and a resume token is
 /// looked up among the resuming device's sessions only. While a device is away its sessions keep
-/// running for `gracePeriod`, their output kept up to `resumeBuffer` bytes; past either limit the
-/// session is hung up and a resume is told why.
+/// running for `gracePeriod`, their output kept up to `resumeBuffer` bytes (then the PTY is not
+/// read until the device is back); past the grace period the session is hung up and a resume is
+/// told why.
 public struct HostSessionTable: Sendable {
     public struct Settings: Sendable, Hashable {
         /// Seconds a session waits for its device to come back.
         public var gracePeriod: Double = 15 * 60
-        /// Output kept for a device, sent or not: while attached the PTY is read only as far as
-        /// this, so a stalled device stops the writer; while away, more than this ends the session.
+        /// Output kept for a device, sent or not: the PTY is read only as far as this, so a
+        /// stalled or absent device stops the writer and nothing is lost.
         public var resumeBuffer = 8 * 1024 * 1024
         /// Sessions one device may hold; opening one more hangs up its oldest detached session.
         public var sessionsPerDevice = 8
@@ -114,10 +115,9 @@ public struct HostSessionTable: Sendable {
             sessions[id]?.flow.detach()
             sessions[id]?.detachedAt = now
             sessions[id]?.exitSent = false  // sent again on a resume: it may not have arrived
-            // Read on while away (the program must not block on an absent device); the resume
-            // buffer's limit is checked as output comes.
-            sessions[id]?.readLimit = .max
-            actions.append(.allowReading(id, upTo: .max))
+            // Read on while away, as far as the resume buffer holds: then the program waits, as
+            // under an SSH window, until the device is back or the grace period ends.
+            actions += allowance(id)
         }
         return actions
     }
@@ -252,22 +252,10 @@ public struct HostSessionTable: Sendable {
         return allowance(id)
     }
 
-    public mutating func output(_ id: SessionID, _ data: [UInt8], now: Double) -> [Action] {
-        guard sessions[id] != nil else { return [] }
-        sessions[id]!.flow.append(data)
-        let session = sessions[id]!
-        if session.stream == nil, session.flow.keptCount > settings.resumeBuffer {
-            let limit = ByteCount.text(settings.resumeBuffer)
-            end(
-                id,
-                why: "more than \(limit) of output came while the device was away; attach again for the current screen",
-                lost: .resumePointLost, now: now)
-            return [
-                .hangUp(id),
-                .log(session.device, "a session's output passed the \(limit) resume buffer while away; hung it up"),
-            ]
-        }
-        return []
+    /// PTY output: never more than the read limit allowed, so what is kept stays within the
+    /// resume buffer.
+    public mutating func output(_ id: SessionID, _ data: [UInt8]) {
+        sessions[id]?.flow.append(data)
     }
 
     public mutating func exited(_ id: SessionID, status: Int32?, signal: Int32?) {
@@ -402,9 +390,10 @@ public struct HostSessionTable: Sendable {
         devices[device]?.outbox.append(message)
     }
 
-    /// While attached, the PTY is read as far as the resume buffer holds.
+    /// The PTY is read as far as the resume buffer holds, attached or away; only a credit moves
+    /// the limit on.
     private mutating func allowance(_ id: SessionID) -> [Action] {
-        guard let session = sessions[id], session.started, session.stream != nil else { return [] }
+        guard let session = sessions[id], session.started else { return [] }
         let limit = session.flow.start + UInt64(settings.resumeBuffer)
         guard limit != session.readLimit else { return [] }
         sessions[id]!.readLimit = limit
