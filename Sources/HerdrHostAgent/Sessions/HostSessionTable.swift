@@ -417,15 +417,6 @@ extension HostSessionTable {
     }
 }
 
-/// Byte counts for people: "8 MiB".
-enum ByteCount {
-    static func text(_ bytes: Int) -> String {
-        if bytes >= 1 << 20, bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
-        if bytes >= 1 << 10, bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
-        return "\(bytes) bytes"
-    }
-}
-
 /// Signal names as SSH carries them ("HUP", "KILL").
 enum SignalName {
     static func name(_ number: Int32) -> String {
