@@ -20,6 +20,14 @@ public enum CompanionMessage: Hashable, Sendable {
     /// Computer → device, after the status on every connection: where its home door listens now
     /// (empty: it has none), so a changed lease heals the next time any road is up.
     case home([HomeAddress])
+    /// Either side, at any time after the handshake: asks for a `pong` with the same number at
+    /// once, so each side can tell a live path from a silent one (docs/companion.md, "Liveness").
+    case ping(UInt32)
+    /// The answer to `ping`.
+    case pong(UInt32)
+    /// Computer → device, right before the `started` that answers a `resume`: how many input
+    /// bytes of the session the computer has received, so the device sends the rest again.
+    case inputReceived(stream: UInt32, bytes: UInt64)
     /// A control message of a later version, by its key: ignored.
     case unknown(String)
 
@@ -53,6 +61,10 @@ public enum CompanionMessage: Hashable, Sendable {
         case .registered: text = "{\"registered\":true}"
         case .home(let addresses):
             text = "{\"home\":[\(addresses.map { "\"\($0)\"" }.joined(separator: ","))]}"
+        case .ping(let number): text = "{\"ping\":\(number)}"
+        case .pong(let number): text = "{\"pong\":\(number)}"
+        case .inputReceived(let stream, let bytes):
+            text = "{\"inputReceived\":{\"stream\":\(stream),\"bytes\":\(bytes)}}"
         case .unknown(let key): text = "{\(RelayJSON.quoted(key)):null}"
         }
         return Array(text.utf8)
@@ -104,6 +116,17 @@ public enum CompanionMessage: Hashable, Sendable {
                 addresses.append(address)
             }
             self = .home(addresses)
+        case "ping", "pong":
+            guard let number = RelayJSON.integer(value), let id = UInt32(exactly: number) else {
+                throw CompanionMessageError("\(key) is not a whole number of 0 to 4294967295")
+            }
+            self = key == "ping" ? .ping(id) : .pong(id)
+        case "inputReceived":
+            guard let fields = value as? [String: Any], let stream = RelayJSON.integer(fields["stream"]),
+                let stream = UInt32(exactly: stream), let bytes = RelayJSON.integer(fields["bytes"]),
+                let bytes = UInt64(exactly: bytes)
+            else { throw CompanionMessageError("inputReceived is not {stream: 0 to 4294967295, bytes: 0 or more}") }
+            self = .inputReceived(stream: stream, bytes: bytes)
         default:
             self = .unknown(key)
         }

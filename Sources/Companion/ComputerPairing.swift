@@ -299,8 +299,11 @@ public struct ComputerPairing: Sendable {
             return [.store(device), .finished(.paired(device, established: true))]
         default:
             // A status before the code matched, or anything unknown: a device may not skip the
-            // question. Nothing is kept; the connection goes.
-            if case .unknown = message { return [] }
+            // question. Nothing is kept; the connection goes. Liveness pings are not turns.
+            switch message {
+            case .unknown, .ping, .pong, .inputReceived: return []
+            default: break
+            }
             if case .asking = phase {
                 return connectionEnded(now: now) + [.reconnect]
             }

@@ -20,6 +20,7 @@ extension HostAgent {
     /// The device goes by its id: its whole record is looked up only for a control message (a
     /// copy of it per keystroke is a dozen retains and releases).
     func channelMessage(_ bytes: [UInt8], device: UUID, channel: Int, _ loop: Loop) -> Bool {
+        loop.liveness[channel]?.heard(now: MonotonicClock.now)
         if SessionMessage.isSession(bytes) {
             let message: SessionMessage
             do {
@@ -49,11 +50,12 @@ extension HostAgent {
     }
 
     /// `channel` ended or was dropped: if the device's sessions spoke over it, they wait for it
-    /// to come back (the grace period).
+    /// to come back (the grace period, from the last thing heard on it).
     func routeEnded(_ channel: Int, device: UUID, _ loop: Loop) {
+        let heard = loop.liveness.removeValue(forKey: channel)?.lastHeard
         guard loop.routes[device] == channel else { return }
         loop.routes[device] = nil
-        perform(loop.sessions.disconnected(device, now: MonotonicClock.now), loop)
+        perform(loop.sessions.disconnected(device, now: heard ?? MonotonicClock.now), loop)
     }
 
     /// Sends one message on `channel`, in place (a copy of a channel would share its cipher

@@ -64,6 +64,9 @@ extension HostAgent {
                 loop.ptys[id]?.allowReading(upTo: total)
             case .hangUp(let id):
                 loop.ptys[id]?.hangUp()
+            case .tellInputReceived(let device, let stream, let bytes):
+                guard let channel = loop.routes[device] else { continue }
+                send(CompanionMessage.inputReceived(stream: stream, bytes: bytes).bytes, on: channel, loop)
             case .dropConnection(let device, let reason):
                 guard let channel = loop.routes[device] else { continue }
                 log("\(deviceName(device, loop)): broke the session protocol (\(reason)); dropped its connection")

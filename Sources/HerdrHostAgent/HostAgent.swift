@@ -94,6 +94,8 @@ public final class HostAgent: Sendable {
         let homeIDs = ChannelCounter()
         var home: HomeDoorState?
         var homeLinks: [Int: HomeLink] = [:]
+        /// Each established channel's liveness, by channel id (`HostAgent+Liveness`).
+        var liveness: [Int: PathLiveness] = [:]
 
         init(sessions: HostSessionTable) { self.sessions = sessions }
         var nextTag = 0
@@ -149,6 +151,7 @@ public final class HostAgent: Sendable {
                     // change of the registry; decoding it every second would cost a millisecond).
                     if loop.slots.count != wanted(loop.devices).count { reconcile(loop) }
                     checkHomeDoor(loop, interfaces: interfaces)
+                    checkLiveness(loop)
                 }
                 if loop.statusDirty { writeStatus(loop) }
             }
@@ -338,6 +341,7 @@ public final class HostAgent: Sendable {
                     }
                     log("\(slot.device.name): connected")
                     setState(slot, "connected", loop)
+                    if let channel = slot.channelID { channelEstablished(channel, loop) }
                     _ = try? registry.update(slot.device.id) { $0.lastSeen = Date() }
                 case .message(let bytes):
                     guard slot.state == "connected", let channel = slot.channelID,
@@ -346,9 +350,30 @@ public final class HostAgent: Sendable {
                 }
             }
         } catch {
+            if slot.state == "connected", restartHandshake(frame, slot, loop) { return }
             log("\(slot.device.name): the end-to-end channel failed; parking again")
             drop(slot, loop)
         }
+    }
+
+    /// A frame the established channel cannot read may be a new connection of the device's,
+    /// which the relay spliced to this socket in its old one's place (a reconnect, or a race
+    /// after a silent path): when it opens a fresh handshake, that handshake takes over here at
+    /// once, rather than the agent parking again while the device waits. The pinned key still
+    /// decides at its end; the old channel's sessions wait for the device as after a drop.
+    private func restartHandshake(_ frame: [UInt8], _ slot: Slot, _ loop: Loop) -> Bool {
+        guard let connection = slot.channel?.connection,
+            let handshake = try? CompanionProfile.herdrRemote.responderHandshake(
+                pid: slot.device.pairingID, localStatic: staticKey)
+        else { return false }
+        var channel = FramedChannel(connection: connection, handshake: handshake)
+        guard (try? channel.receive(frame)) != nil else { return false }
+        if let old = slot.channelID { routeEnded(old, device: slot.device.id, loop) }
+        log("\(slot.device.name): a new connection of the device took over")
+        slot.channel = channel
+        slot.channelID = loop.homeIDs.next()
+        setState(slot, "parked", loop)
+        return true
     }
 
     /// A control message from `device` on channel `channel` (either road).
@@ -378,11 +403,15 @@ public final class HostAgent: Sendable {
             if status.registered { slot?.device.established = true }
             send(CompanionMessage.statusAcknowledged.bytes, on: channel, loop)
             send(CompanionMessage.home(loop.home?.addresses ?? []).bytes, on: channel, loop)
+        case .ping(let id):
+            send(CompanionMessage.pong(id).bytes, on: channel, loop)
+        case .pong(let id):
+            loop.liveness[channel]?.pong(id, now: MonotonicClock.now)
         case .registered:
             _ = try? registry.update(device.id) { $0.established = true }
             slot?.device.established = true
             log("\(device.name): the room is established")
-        case .pairing, .statusAcknowledged, .home, .unknown:
+        case .pairing, .statusAcknowledged, .home, .inputReceived, .unknown:
             break
         }
     }

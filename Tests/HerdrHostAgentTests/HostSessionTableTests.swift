@@ -336,6 +336,8 @@ import Testing
         #expect(Self.output(sent, stream: 1, from: 0) == Array(produced[0..<3000]))
         let credit = table.received(.credit(stream: 1, consumed: 1000), from: Self.phone, now: now)
         #expect(credit == [.allowReading(id, upTo: 1000 + 8 * UInt64(Self.megabyte))])
+        let typed = table.received(.input(stream: 1, data: Array("ls\r".utf8)), from: Self.phone, now: now)
+        #expect(typed == [.write(id, Array("ls\r".utf8))])
 
         // The link drops; the last chunk (2000..<3000) never reached the device.
         let away = table.disconnected(Self.phone, now: now)
@@ -350,7 +352,10 @@ import Testing
             .resume(stream: 7, token: token, received: 2000, cols: 90, rows: 30, window: 4096), from: Self.phone,
             now: now)
         #expect(
-            resumed == [.resize(id, cols: 90, rows: 30), .allowReading(id, upTo: 2000 + 8 * UInt64(Self.megabyte))])
+            resumed == [
+                .tellInputReceived(Self.phone, stream: 7, bytes: 3), .resize(id, cols: 90, rows: 30),
+                .allowReading(id, upTo: 2000 + 8 * UInt64(Self.megabyte)),
+            ], "the input that arrived is counted, what came while away is not")
         let messages = Self.drain(&table, Self.phone, &now)
         #expect(messages.first == .started(stream: 7, token: token, offset: 2000, window: 4096))
         #expect(Self.output(messages, stream: 7, from: 2000) == Array(produced[2000..<3500]))
@@ -417,7 +422,10 @@ import Testing
             .resume(stream: 1, token: token, received: 3000, cols: 80, rows: 24, window: 64 * 1024),
             from: Self.phone, now: now)
         #expect(
-            resumed == [.resize(id, cols: 80, rows: 24), .allowReading(id, upTo: 3000 + 64 * 1024)],
+            resumed == [
+                .tellInputReceived(Self.phone, stream: 1, bytes: 0), .resize(id, cols: 80, rows: 24),
+                .allowReading(id, upTo: 3000 + 64 * 1024),
+            ],
             "what the device says it received counts as consumed")
         let messages = Self.drain(&table, Self.phone, &now)
         #expect(messages.first == .started(stream: 1, token: token, offset: 3000, window: 64 * 1024))
@@ -556,7 +564,10 @@ import Testing
             .resume(stream: 2, token: token, received: 100, cols: 80, rows: 24, window: 4096), from: Self.phone,
             now: now)
         #expect(
-            resumed == [.allowReading(id, upTo: 100 + 8 * UInt64(Self.megabyte))], "no resize for an exited program")
+            resumed == [
+                .tellInputReceived(Self.phone, stream: 2, bytes: 0),
+                .allowReading(id, upTo: 100 + 8 * UInt64(Self.megabyte)),
+            ], "no resize for an exited program")
         let messages = Self.drain(&table, Self.phone, &now)
         #expect(messages.first == .started(stream: 2, token: token, offset: 100, window: 4096))
         #expect(Self.output(messages, stream: 2, from: 100) == Self.bytes(100..<150))

@@ -47,8 +47,8 @@ public final class CompanionTerminalConnection: Sendable {
         case connected(via: CompanionRoad)
         /// The computer said where its home door listens now.
         case homeAddresses([HomeAddress])
-        /// The session moved to this road (the home network came back) without a drop.
-        case moved(to: CompanionRoad)
+        /// The session moved to this road without a drop (`because` says why).
+        case moved(to: CompanionRoad, because: MoveReason)
         /// The session runs (the first time).
         case started
         /// Output for the screen (only without an `outputSink`); `acknowledgeOutput` when shown.
@@ -63,6 +63,14 @@ public final class CompanionTerminalConnection: Sendable {
         case registered
         /// The last event.
         case finished(Termination)
+    }
+
+    /// Why the session moved to another connection while the old one had not dropped.
+    public enum MoveReason: Sendable, Equatable {
+        /// A home channel came up while the session ran over the relay.
+        case homeIsBack
+        /// A ping was out and nothing came for this many seconds: a fresh connection won the race.
+        case pathWentQuiet(seconds: Double)
     }
 
     public enum Termination: Sendable, Equatable {
@@ -108,6 +116,9 @@ public final class CompanionTerminalConnection: Sendable {
     private let outgoing: Mutex<Outgoing>
     private let control = Mutex(Control())
     private let wakeUp = DispatchSemaphore(value: 0)
+    /// Wakes the connection's thread while it serves a connection: a frame's outcome, or a
+    /// liveness deadline that moved closer.
+    private let livenessWake = DispatchSemaphore(value: 0)
 
     /// Seconds between the first connection's quick retries while the computer is between parks.
     static let offlineRetries: [Double] = [0.1, 0.25, 0.5, 1]
@@ -126,10 +137,19 @@ public final class CompanionTerminalConnection: Sendable {
         var stream: UInt32?
         var budget = FrameBudget.device
         var input: [UInt8] = []
+        /// The input sent in this session, for resending what a resume says did not arrive.
+        var inputLog = DeviceInputLog()
         var endOfInput = false
         var size: (cols: Int, rows: Int)?
         var credit: UInt64?
         var flushScheduled = false
+        /// The current connection's liveness (docs/companion.md, "Liveness").
+        var liveness: PathLiveness?
+        /// A pong owed to the computer, and a ping of ours due to go.
+        var pong: UInt32?
+        var ping: UInt32?
+        /// When the connection's thread wakes next for liveness (monotonic seconds).
+        var livenessWakesAt = Double.infinity
     }
 
     private struct Control {
@@ -139,8 +159,11 @@ public final class CompanionTerminalConnection: Sendable {
         var connection: (any FramePipe)?
         /// Counts connections, so a probe started for one never acts on the next.
         var generation = 0
-        /// A home channel a probe brought up, for the connection's thread to move to.
-        var switchTo: DeviceRelayConnection.Established?
+        /// A channel a probe or a race brought up, for the connection's thread to move to.
+        var switchTo: (established: DeviceRelayConnection.Established, reason: MoveReason)?
+        /// A race for a fresh connection is under way, and when the last one started.
+        var racing = false
+        var racedAt = -Double.infinity
         /// The computer's home addresses as it last said.
         var home: [HomeAddress] = []
         var size: (cols: Int, rows: Int)
@@ -223,35 +246,54 @@ public final class CompanionTerminalConnection: Sendable {
 
     // MARK: - Sending
 
-    /// Sends what waits, as far as the budget allows; schedules another try for the rest.
+    /// Sends what waits, as far as the budget allows; schedules another try for the rest. A
+    /// ping follows the session messages when one is due (`PathLiveness`).
     private func flush(_ out: inout Outgoing) {
         // The channel is used in place (`out.channel?.`): a copy would share its cipher states,
         // and each message would then pay for a fresh cipher context.
         guard out.channel != nil, let stream = out.stream else { return }
         let now = MonotonicClock.now
         while out.budget.wait(now: now) == 0 {
-            let message: SessionMessage
-            if !out.input.isEmpty {
+            let bytes: [UInt8]
+            if let id = out.pong {
+                bytes = CompanionMessage.pong(id).bytes
+                out.pong = nil
+            } else if !out.input.isEmpty {
                 let count = min(out.input.count, SessionMessage.maximumData - 8)
-                message = .input(stream: stream, data: Array(out.input[0..<count]))
+                let data = Array(out.input[0..<count])
+                bytes = SessionMessage.input(stream: stream, data: data).bytes
                 out.input.removeFirst(count)
+                out.inputLog.record(data)
+                out.liveness?.sentSessionMessage()
             } else if out.endOfInput {
-                message = .endOfInput(stream: stream)
+                bytes = SessionMessage.endOfInput(stream: stream).bytes
                 out.endOfInput = false
+                out.liveness?.sentSessionMessage()
             } else if let size = out.size {
-                message = .resize(stream: stream, cols: size.cols, rows: size.rows)
+                bytes = SessionMessage.resize(stream: stream, cols: size.cols, rows: size.rows).bytes
                 out.size = nil
+                out.liveness?.sentSessionMessage()
             } else if let credit = out.credit {
-                message = .credit(stream: stream, consumed: credit)
+                bytes = SessionMessage.credit(stream: stream, consumed: credit).bytes
                 out.credit = nil
+                out.liveness?.sentSessionMessage()
+            } else if let id = out.ping ?? out.liveness?.pingIfDue(now: now) {
+                bytes = CompanionMessage.ping(id).bytes
+                out.ping = nil
             } else {
-                return
+                break
             }
             _ = out.budget.take(now: now)
             // A failed send means the connection is ending: its thread will notice and resume.
-            try? out.channel?.send(message.bytes)
+            try? out.channel?.send(bytes)
         }
-        guard !out.flushScheduled else { return }
+        // A ping now out, or a keystroke waiting for the ping that covers it: the connection's
+        // thread must wake sooner than it planned.
+        if let next = out.liveness?.nextDeadline(), next < out.livenessWakesAt - 0.001 {
+            out.livenessWakesAt = next
+            livenessWake.signal()
+        }
+        guard out.budget.wait(now: now) > 0, !out.flushScheduled else { return }
         out.flushScheduled = true
         let delay = out.budget.wait(now: now)
         DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
@@ -286,8 +328,8 @@ public final class CompanionTerminalConnection: Sendable {
         while !isCancelled {
             let established: DeviceRelayConnection.Established
             if let switched = control.withLock({ $0.switchTo.take() }) {
-                established = switched
-                emit(.moved(to: switched.road))
+                established = switched.established
+                emit(.moved(to: switched.established.road, because: switched.reason))
             } else {
                 do {
                     established = try configuration.roads.connect(homeFirst: retry.homeFirst)
@@ -344,10 +386,13 @@ public final class CompanionTerminalConnection: Sendable {
                 out.stream = nil
                 out.size = nil
                 out.credit = nil
+                out.liveness = PathLiveness(now: MonotonicClock.now)
+                out.ping = nil
+                out.pong = nil
                 _ = out.budget.take(now: MonotonicClock.now)
                 try? out.channel?.send(attach.bytes)
             }
-            switch serve(connection) {
+            switch serve(connection, road: road, generation: generation) {
             case .finished(let termination):
                 connection.close()
                 return finish(termination)
@@ -358,9 +403,15 @@ public final class CompanionTerminalConnection: Sendable {
                 }
                 control.withLock { $0.connection = nil }
                 if isCancelled { return finish(.cancelled) }
-                // A probe closed the relay connection to move to the home channel it brought up.
+                // A race's new connection takes the old one's place at the relay, which closes
+                // the old one (`displaced`): the race decides what comes next.
+                while control.withLock({ $0.racing }) { _ = wakeUp.wait(timeout: .now() + 0.05) }
+                // A probe or a race closed the old connection to move to the channel it brought up.
                 if control.withLock({ $0.switchTo != nil }) { continue }
-                let failure = configuration.roads.classify(end, on: road)
+                var failure = configuration.roads.classify(end, on: road)
+                if failure == .displaced, MonotonicClock.now - control.withLock({ $0.racedAt }) < 60 {
+                    failure = .unavailable("a new connection of this device took the old one's place at the relay")
+                }
                 if case .resharding = failure, waitSoon(&reshards, reason: failure.description) { continue }
                 if let end = stop(after: failure, attempt: 1) { return finish(end) }
                 lastReason = failure.description
@@ -383,10 +434,10 @@ public final class CompanionTerminalConnection: Sendable {
     }
 
     /// Handles the computer's messages on the connection's own thread (one handoff less per
-    /// frame) until the session ends or the connection does.
-    private func serve(_ connection: any FramePipe) -> ServeEnd {
+    /// frame) until the session ends or the connection does; this thread meanwhile keeps the
+    /// connection's liveness: an idle ping, and a race for a fresh connection when it goes quiet.
+    private func serve(_ connection: any FramePipe, road: CompanionRoad, generation: Int) -> ServeEnd {
         let outcome = Mutex<ServeEnd?>(nil)
-        let decided = DispatchSemaphore(value: 0)
         connection.deliver { [self] event in
             guard outcome.withLock({ $0 == nil }) else { return }
             let end: ServeEnd?
@@ -396,10 +447,71 @@ public final class CompanionTerminalConnection: Sendable {
             }
             guard let end else { return }
             outcome.withLock { $0 = end }
-            decided.signal()
+            livenessWake.signal()
         }
-        decided.wait()
-        return outcome.withLock { $0 } ?? .dropped(.closedLocally)
+        while true {
+            if let end = outcome.withLock({ $0 }) { return end }
+            let wait = outgoing.withLock { out in
+                flush(&out)  // an idle ping, when due
+                let next = out.liveness?.nextDeadline() ?? .infinity
+                out.livenessWakesAt = next
+                return next - MonotonicClock.now
+            }
+            if wait > 0 { _ = livenessWake.wait(timeout: .now() + min(wait, 3600)) }
+            if outcome.withLock({ $0 }) != nil { continue }
+            let now = MonotonicClock.now
+            if let silent = outgoing.withLock({ $0.liveness?.suspicion(now: now) }) {
+                race(from: road, generation: generation, silentFor: silent)
+            }
+        }
+    }
+
+    /// Seconds a failed race waits before the next, while the path stays quiet.
+    static let raceRetryDelay = 2.0
+
+    /// The connection `generation` went quiet: a fresh connection over whatever road answers
+    /// (home first unless home is the quiet one), on a thread of its own; the old one carries on
+    /// until the new one is up and takes the session over, as a home probe's channel does.
+    private func race(from road: CompanionRoad, generation: Int, silentFor: Double) {
+        // A race is a reconnect: not with reconnecting off (`--no-reattach`).
+        guard configuration.retryDelay(1) != nil else { return }
+        let (start, home) = control.withLock { control -> (Bool, [HomeAddress]) in
+            guard control.generation == generation, !control.racing, !control.cancelled, control.switchTo == nil
+            else { return (false, []) }
+            control.racing = true
+            control.racedAt = MonotonicClock.now
+            return (true, control.home)
+        }
+        guard start else { return }
+        var roads = configuration.roads
+        roads.home = home
+        let thread = Thread { [self, roads] in
+            let result = Result { () throws(DeviceRelayConnection.Failure) in
+                try roads.connect(homeFirst: !road.isHome)
+            }
+            let (handed, old) = control.withLock { control -> (Bool, (any FramePipe)?) in
+                control.racing = false
+                guard case .success(let established) = result, control.generation == generation,
+                    !control.cancelled, control.switchTo == nil
+                else { return (false, nil) }
+                let quiet = silentFor + MonotonicClock.now - control.racedAt
+                control.switchTo = (established, .pathWentQuiet(seconds: quiet))
+                return (true, control.connection)
+            }
+            if handed {
+                // Still on the old connection: closing it hands over. Already dropped: the
+                // connection's thread waits for this race, and wakes on its own.
+                old?.close()
+            } else {
+                if case .success(let established) = result { established.channel.connection.close() }
+                let retry = MonotonicClock.now + Self.raceRetryDelay
+                outgoing.withLock { $0.liveness?.suspectAgain(after: retry) }
+                livenessWake.signal()
+            }
+            wakeUp.signal()
+        }
+        thread.name = "road race"
+        thread.start()
     }
 
     /// One frame from the computer: decrypted, parsed, handled; the end it means, or nil.
@@ -407,7 +519,8 @@ public final class CompanionTerminalConnection: Sendable {
         let outputs: [FramedChannel.Output]
         do {
             outputs = try outgoing.withLock { out throws(FramedChannelError) in
-                try out.channel?.receive(frame) ?? []
+                out.liveness?.heard(now: MonotonicClock.now)
+                return try out.channel?.receive(frame) ?? []
             }
         } catch {
             // A frame that fails authentication: the path is broken; start over.
@@ -416,9 +529,26 @@ public final class CompanionTerminalConnection: Sendable {
         }
         for case .message(let bytes) in outputs {
             if CompanionMessage.isControl(bytes) {
-                if case .home(let addresses) = try? CompanionMessage(parsing: bytes) {
+                switch try? CompanionMessage(parsing: bytes) {
+                case .home(let addresses):
                     control.withLock { $0.home = addresses }
                     emit(.homeAddresses(addresses))
+                case .ping(let id):
+                    outgoing.withLock { out in
+                        out.pong = id
+                        flush(&out)
+                    }
+                case .pong(let id):
+                    outgoing.withLock { $0.liveness?.pong(id, now: MonotonicClock.now) }
+                case .inputReceived(let stream, let received):
+                    // Before the resume's `started`: what the old connection did not deliver goes
+                    // first, ahead of anything typed since.
+                    guard stream == session.withLock({ $0.stream }) else { break }
+                    outgoing.withLock { out in
+                        if let resend = out.inputLog.rewind(toReceived: received) { out.input = resend + out.input }
+                    }
+                default:
+                    break
                 }
                 continue
             }
@@ -442,6 +572,8 @@ public final class CompanionTerminalConnection: Sendable {
         case .started(let kind):
             let stream = session.withLock { $0.stream }
             outgoing.withLock { out in
+                // A session opened afresh counts its input from 0, like the computer does.
+                if kind == .afresh { out.inputLog.reset() }
                 out.stream = stream
                 flush(&out)
             }
@@ -511,7 +643,7 @@ public final class CompanionTerminalConnection: Sendable {
                     guard control.generation == generation, !control.cancelled, control.switchTo == nil else {
                         return (false, nil)
                     }
-                    control.switchTo = established
+                    control.switchTo = (established, .homeIsBack)
                     return (true, control.connection)
                 }
                 guard handed else {

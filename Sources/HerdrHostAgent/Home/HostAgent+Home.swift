@@ -158,6 +158,7 @@ extension HostAgent {
                     return failedHomeHandshake(link, loop, "it used another device key than \(device.name)'s")
                 }
                 link.connected = true
+                channelEstablished(link.id, loop)
                 log("\(device.name): connected over the home network")
                 loop.home?.lastDevice = .init(name: device.name, peer: link.connection.peer, at: Date())
                 loop.statusDirty = true

@@ -35,6 +35,9 @@ public struct HostSessionTable: Sendable {
         /// Let the PTY be read up to this many bytes in all.
         case allowReading(SessionID, upTo: UInt64)
         case hangUp(SessionID)
+        /// Tell the device, before the `started` of its resume, how many input bytes of the
+        /// session arrived (`{"inputReceived"}`), so it sends the rest again.
+        case tellInputReceived(UUID, stream: UInt32, bytes: UInt64)
         /// The device broke the protocol: end its connection.
         case dropConnection(UUID, reason: String)
         /// Something for the log, about `device`'s sessions.
@@ -61,6 +64,8 @@ public struct HostSessionTable: Sendable {
         var exitSent = false
         var detachedAt: Double?
         var readLimit: UInt64 = 0
+        /// Input bytes received for the session, from its first.
+        var inputReceived: UInt64 = 0
         var started = false
         let openedAt: Double
     }
@@ -168,6 +173,7 @@ public struct HostSessionTable: Sendable {
                 now: now)
         case .input(let stream, let data):
             guard let id = session(device, stream) else { return [] }
+            sessions[id]!.inputReceived += UInt64(data.count)
             return [.write(id, data)]
         case .endOfInput(let stream):
             // A terminal's end of input is its EOF character, as typed.
@@ -213,10 +219,10 @@ public struct HostSessionTable: Sendable {
         }
         sessions[id]!.stream = stream
         sessions[id]!.detachedAt = nil
+        var actions: [Action] = [.tellInputReceived(device, stream: stream, bytes: sessions[id]!.inputReceived)]
         queue(
             .started(stream: stream, token: sessions[id]!.token, offset: received, window: sessions[id]!.flow.window),
             for: device)
-        var actions: [Action] = []
         if sessions[id]!.exit == nil { actions.append(.resize(id, cols: cols, rows: rows)) }
         return actions + allowance(id)
     }

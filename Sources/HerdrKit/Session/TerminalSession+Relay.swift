@@ -41,10 +41,18 @@ extension TerminalSession {
             noteRoadWorked(road)
         case .homeAddresses(let addresses):
             keepHomeAddresses(addresses)
-        case .moved(let road):
+        case .moved(let road, let reason):
             self.road = road
             noteRoadWorked(road)
-            onNotice?("The home network is back: the session moved to it (\(road)), nothing lost.")
+            switch reason {
+            case .homeIsBack:
+                onNotice?("The home network is back: the session moved to it (\(road)), nothing lost.")
+            case .pathWentQuiet(let seconds):
+                let quiet = String(format: "%.1f", seconds)
+                onNotice?(
+                    "The link went quiet for \(quiet) s: the session moved to a new connection via \(road), resumed where it was."
+                )
+            }
         case .started:
             connectedAt = .now
             state = .connected

@@ -1,0 +1,99 @@
+import Companion
+import Testing
+
+/// `PathLiveness` with the time passed in: when it pings, what it learns from pongs, and when a
+/// silent path becomes suspect.
+@Suite struct PathLivenessTests {
+    @Test func anIdlePathIsPingedAfterFiveSilentSecondsAndSuspectASecondLater() {
+        var path = PathLiveness(now: 100)
+        #expect(path.tick(now: 104.9) == nil)
+        #expect(path.nextDeadline() == 105)
+        #expect(path.tick(now: 105) == .ping(1))
+        #expect(path.isOwed)
+        #expect(path.tick(now: 105.9) == nil, "no round trip known: the floor of 1 s")
+        #expect(path.nextDeadline() == 106)
+        #expect(path.tick(now: 106) == .suspect(silentFor: 6))
+        #expect(path.tick(now: 107) == nil, "a suspicion is told once")
+        path.heard(now: 107.5)
+        #expect(path.tick(now: 108.5) == .suspect(silentFor: 1), "heard, then silent again")
+    }
+
+    @Test func anythingHeardKeepsAPathWithAPingOutAlive() {
+        var path = PathLiveness(now: 0)
+        #expect(path.tick(now: 5) == .ping(1))
+        for time in stride(from: 5.5, through: 30, by: 0.5) {
+            path.heard(now: time)
+            #expect(path.tick(now: time + 0.4) == nil, "a flood whose pong waits behind it is not a dead path")
+        }
+    }
+
+    @Test func pongsGiveTheSmoothedRoundTripAndItSetsTheSilenceLimit() {
+        var path = PathLiveness(now: 0)
+        #expect(path.tick(now: 5) == .ping(1))
+        path.pong(1, now: 5.5)
+        #expect(path.smoothedRTT == 0.5 && path.rttVariation == 0.25)
+        #expect(path.silenceLimit == 2, "4 round trips of 0.5 s")
+        #expect(!path.isOwed)
+        #expect(path.tick(now: 10.5) == .ping(2))
+        path.pong(2, now: 10.75)
+        // RFC 6298: RTTVAR = 3/4 · 0.25 + 1/4 · |0.5 − 0.25|, SRTT = 7/8 · 0.5 + 1/8 · 0.25.
+        #expect(path.rttVariation == 0.25)
+        #expect(path.smoothedRTT == 0.46875)
+        path.pong(7, now: 11)
+        #expect(path.smoothedRTT == 0.46875, "a pong for no ping out is no sample")
+    }
+
+    @Test func aKeystrokeIsCoveredByAPingWithinAQuarterSecond() {
+        var path = PathLiveness(now: 0)
+        path.sentSessionMessage()
+        #expect(path.tick(now: 1) == .ping(1), "the first keystroke's ping goes at once")
+        path.pong(1, now: 1.01)
+        path.sentSessionMessage()
+        #expect(path.tick(now: 1.1) == nil, "a ping went 0.1 s ago: this one waits")
+        #expect(path.nextDeadline() == 1.25)
+        #expect(path.tick(now: 1.25) == .ping(2))
+        path.sentSessionMessage()
+        #expect(path.tick(now: 1.6) == nil, "a ping is out: it covers this keystroke too")
+        #expect(path.tick(now: 2.2) == nil)
+        #expect(path.tick(now: 2.25) == .suspect(silentFor: 1.24), "nothing came: 1 s after the ping")
+    }
+
+    @Test func aFailedRaceWaitsBeforeTheNextSuspicion() {
+        var path = PathLiveness(now: 0)
+        #expect(path.tick(now: 5) == .ping(1))
+        #expect(path.tick(now: 6) == .suspect(silentFor: 6))
+        path.suspectAgain(after: 8)
+        #expect(path.tick(now: 7.9) == nil)
+        #expect(path.nextDeadline() == 8)
+        #expect(path.tick(now: 8) == .suspect(silentFor: 8))
+    }
+}
+
+/// `DeviceInputLog`: what a resume resends.
+@Suite struct DeviceInputLogTests {
+    @Test func aResumeResendsExactlyWhatTheComputerDidNotReceive() {
+        var log = DeviceInputLog()
+        log.record(Array("echo one\r".utf8))
+        log.record(Array("echo two\r".utf8))
+        #expect(log.sent == 18)
+        #expect(log.rewind(toReceived: 9) == Array("echo two\r".utf8))
+        #expect(log.sent == 9, "the count goes back to what arrived")
+        #expect(log.rewind(toReceived: 9) == [], "everything arrived: nothing again")
+        #expect(log.rewind(toReceived: 10) == nil, "more than was sent is no answer to act on")
+        log.record(Array("x".utf8))
+        #expect(log.rewind(toReceived: 9) == Array("x".utf8))
+    }
+
+    @Test func onlyTheLastMebibyteIsKept() {
+        var log = DeviceInputLog()
+        let chunk = [UInt8](repeating: 0x61, count: 64 * 1024)
+        for _ in 0..<20 { log.record(chunk) }
+        let sent = log.sent
+        #expect(sent == 20 * 64 * 1024)
+        #expect(log.rewind(toReceived: sent - UInt64(DeviceInputLog.capacity) - 1) == nil, "no longer kept")
+        #expect(log.sent == sent, "left alone")
+        #expect(log.rewind(toReceived: sent - UInt64(DeviceInputLog.capacity))?.count == DeviceInputLog.capacity)
+        log.reset()
+        #expect(log.sent == 0)
+    }
+}
