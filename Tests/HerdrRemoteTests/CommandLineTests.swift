@@ -28,6 +28,12 @@ struct CommandLineTests {
         let typo = try cli.run(["conect"])
         #expect(typo.status == 64)
         #expect(typo.stderr.contains("did you mean 'connect'"))
+        // Beside --help too: general help and 0 would make a typo look like a real command.
+        let agents = try cli.run(["agents", "--help"])
+        #expect(agents.status == 64 && agents.stdout.isEmpty)
+        #expect(agents.stderr == "error: unknown subcommand 'agents'. See 'herdr-remote --help'.\n")
+        let typoHelp = try cli.run(["conect", "studio", "-h"])
+        #expect(typoHelp.status == 64 && typoHelp.stderr.contains("did you mean 'connect'"))
         let port = try cli.run(["add", "x", "--host", "h", "--port", "70000"])
         #expect(port.status == 64)
         let session = try cli.run(["add", "x", "--host", "h", "--session", "$(reboot)"])
