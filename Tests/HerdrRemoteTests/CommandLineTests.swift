@@ -19,6 +19,21 @@ struct CommandLineTests {
         #expect(try cli.run(["connect", "--help"]).stdout.contains("EXIT CODES"))
     }
 
+    @Test("the overview and the man page's NAME line say there are three roads, not only SSH")
+    func overviewNamesTheThreeRoads() throws {
+        let cli = try CLIHarness()
+        let help = try cli.run(["--help"]).stdout
+        // OVERVIEW's wrapped lines hang at column 10.
+        let overview = help.components(separatedBy: "\n\n")[0].replacingOccurrences(of: "\n          ", with: " ")
+        let manual = try cli.run(["--generate-manual"]).stdout
+        let name = try #require(manual.components(separatedBy: "\n.SH NAME\n").last?.split(separator: "\n").first)
+        for text in [overview, String(name)] {
+            for road in ["over SSH", "through a relay", "on the home network"] {
+                #expect(text.contains(road), "\(road) in \(text)")
+            }
+        }
+    }
+
     @Test("usage errors exit 64 with a message that says what to fix")
     func usageErrors() throws {
         let cli = try CLIHarness()
