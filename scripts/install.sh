@@ -6,9 +6,9 @@
 #   scripts/install.sh install BINDIR   # BINDIR holds the built herdr-remote, herdr-pair, herdr-host, herdr-relay
 #   scripts/install.sh uninstall
 #
-# PREFIX (default /usr/local) and DESTDIR (default empty: this system), as make passes them:
-# files go to $DESTDIR$PREFIX/..., and the units' ExecStart names $PREFIX/bin. Each install
-# records the files it wrote and the directories it created in
+# PREFIX (default /usr/local) and DESTDIR (default empty: this system; created when missing), as
+# make passes them: files go to $DESTDIR$PREFIX/..., and the units' ExecStart names $PREFIX/bin.
+# Each install records the files it wrote and the directories it created in
 # $PREFIX/share/herdr-remote/install-manifest; uninstall removes those files, then those
 # directories if they are empty, and nothing else (a directory that was there before stays).
 set -euo pipefail
@@ -38,19 +38,35 @@ record() { # record file|dir PATH (without DESTDIR)
 }
 
 # Creates directory $1 (without DESTDIR) and its missing parents, recording each one created.
+# DESTDIR itself exists by now (make_destdir), so the walk up ends there at the latest.
 make_directory() {
   local path=$1 missing=()
-  while [ ! -d "$destdir$path" ]; do
+  while [ "$path" != / ] && [ ! -d "$destdir$path" ]; do
     missing=("$path" "${missing[@]}")
     path=$(dirname "$path")
   done
-  local directory
+  local directory error
   for directory in "${missing[@]}"; do
-    mkdir -m 0755 "$destdir$directory"
+    [ ! -e "$destdir$directory" ] || die "cannot create $destdir$directory: it is there and not a directory"
+    error=$(mkdir -m 0755 "$destdir$directory" 2>&1) || die "cannot create $destdir$directory: ${error##*: }"
     [ -f "$manifest" ] && record dir "$directory"
     created+=("$directory")
   done
   return 0
+}
+
+# A DESTDIR that does not exist yet (a packager's fresh staging root) is created; it is not the
+# install's, so uninstall leaves it (empty). One that cannot be made stops the install before it
+# has written anything.
+make_destdir() {
+  if [ -z "$destdir" ] || [ -d "$destdir" ]; then return 0; fi
+  local existing=$destdir error
+  # The nearest part of the path that exists: a file there is the usual reason.
+  while [ ! -e "$existing" ] && [ "$existing" != "$(dirname "$existing")" ]; do
+    existing=$(dirname "$existing")
+  done
+  [ -d "$existing" ] || die "DESTDIR $destdir cannot be created: $existing is not a directory"
+  error=$(mkdir -p -m 0755 -- "$destdir" 2>&1) || die "DESTDIR $destdir cannot be created: ${error##*: }"
 }
 
 # put MODE SOURCE TARGET: installs SOURCE as $DESTDIR$TARGET and records it.
@@ -66,6 +82,7 @@ install_all() {
   for program in "${programs[@]}"; do
     [ -x "$bindir/$program" ] || die "$bindir/$program is missing; build first (make release)"
   done
+  make_destdir
   stage=$(mktemp -d) # global: the EXIT trap runs after this function has returned
   trap 'rm -rf "$stage"' EXIT
 

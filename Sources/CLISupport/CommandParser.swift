@@ -7,7 +7,9 @@
 /// - `--` ends options: every later word is positional.
 /// - A word in subcommand position selects that subcommand; options before it belong to the parent.
 /// - `-h`/`--help` anywhere before `--` asks for the help of the innermost subcommand reached, and
-///   wins over any usage error on the same line.
+///   wins over a usage error on the same line, except a word that names nothing: an unknown
+///   subcommand, or a word for a command that takes none. `tool agents --help` is refused as
+///   `tool agents` is, so that a typo cannot pass for a real command.
 /// - `--version` is recognised on the root command when it has a version.
 public enum CommandParser {
     /// Parses `arguments` (without the program name) against `spec`.
@@ -33,7 +35,10 @@ public enum CommandParser {
             return try state.finish()
         } catch {
             // Help asked for anywhere beats the mistake next to it: the person is looking for the fix.
-            if asksForHelp || state.sawHelp { return state.helpInvocation() }
+            // Not a word that names nothing: help would answer 0 for a command that does not exist.
+            // (With help asked, finish never ran: every error here is consume's.)
+            let namesNothing = error.kind == .unknownSubcommand || error.kind == .extraArgument
+            if (asksForHelp || state.sawHelp) && !namesNothing { return state.helpInvocation() }
             throw error
         }
     }
@@ -197,6 +202,10 @@ private struct ParseState {
             let suggestion = EditDistance.closest(to: word, among: current.subcommands.map(\.name))
             throw UsageError(
                 .unknownSubcommand, "unknown subcommand '\(word)'", suggestion: suggestion, commandPath: path)
+        }
+        // Said here, not in finish: a command that takes no words is told so even beside --help.
+        if current.arguments.isEmpty {
+            throw UsageError(.extraArgument, "unexpected argument '\(word)'", commandPath: path)
         }
         positionals.append(word)
     }

@@ -13,19 +13,24 @@ enum ConfigCommand {
             session-command for the next session; the others take effect when it restarts.
 
             Keys:
-              session-command  What every session runs instead of herdr's attach (default: exec \
-            "$SHELL" -lc 'herdr session attach NAME', or 'herdr' for the default session). It runs \
-            with sh -c in your home directory; the session name the device asked for is in \
-            $HERDR_SESSION (empty for the default). The device never chooses the command.
-              grace-period     How long a session waits for its device to come back after the link \
-            drops, its output kept: seconds, or with m/h/d (default 15m; 1s to 7d).
-              resume-buffer    Output kept for a device that is away; more than this ends the \
-            session, and the device attaches afresh (default 8MiB; 1MiB to 1GiB, K/M/G or KiB/MiB/GiB).
-              home-listen      Where herdr-host run listens for devices on the home network: \
-            ADDRESS:PORT ([::]:PORT for every address, or one home-network address of this machine), or \
-            off (default [::]:4610). Only home-network peers get through.
-              home-refuse      Interfaces the home door never serves, comma-separated names or \
-            NAME* prefixes (default: the cellular ones, wwan*,wwp*,rmnet*,ccmni*,pdp_ip*).
+              session-command  What every session runs instead of herdr's attach (default:
+                               exec "$SHELL" -lc 'herdr session attach NAME', or 'herdr' for
+                               the default session), with sh -c in your home directory; the
+                               session name the device asked for is in $HERDR_SESSION (empty
+                               for the default). The device never chooses the command.
+              grace-period     How long a session waits, its output kept, for its device to
+                               come back after the link drops: seconds, or with m/h/d
+                               (default 15m; 1s to 7d).
+              resume-buffer    Output kept for a device that is away; more ends the session,
+                               and the device attaches afresh (default 8MiB; 1MiB to 1GiB,
+                               K/M/G or KiB/MiB/GiB).
+              home-listen      Where herdr-host run listens for devices on the home network:
+                               ADDRESS:PORT ([::]:PORT for every address, or one home-network
+                               address of this machine), or off (default [::]:4610). Only
+                               home-network peers get through.
+              home-refuse      Interfaces the home door never serves: comma-separated names
+                               or NAME* prefixes (default: the cellular ones,
+                               wwan*,wwp*,rmnet*,ccmni*,pdp_ip*).
 
             Examples:
               herdr-host config session-command 'tmux new-session -A -s "${HERDR_SESSION:-main}"'

@@ -8,7 +8,7 @@ import RelayProtocol
 /// `devices`, `unpair`, `status`: the paired devices and the agent.
 enum DeviceCommands {
     static let devices = CommandSpec(
-        name: "devices", abstract: "List the devices paired through a relay.",
+        name: "devices", abstract: "List the paired devices: name, key fingerprint, relay or home network, state.",
         handler: { _ in
             let registry = DeviceRegistry(directory: AgentDirectory.standard())
             let list: [PairedDevice]
@@ -33,12 +33,13 @@ enum DeviceCommands {
         })
 
     static let unpair = CommandSpec(
-        name: "unpair", abstract: "Remove a paired device: delete its relay room, then forget it here.",
+        name: "unpair", abstract: "Remove a paired device: delete its relay room, if any, then forget it here.",
         discussion: """
             DEVICE is its name, or the start of its device key fingerprint (as `devices` shows it, at \
             least 8 characters). The relay room is deleted with a signed request, so the device learns \
             the pairing is gone the next time it connects; if the relay cannot be reached, the device \
-            is forgotten here anyway and the room expires after 30 days unused.
+            is forgotten here anyway and the room expires after 30 days unused. A device paired on the \
+            home network alone keeps its side until it is removed there (herdr-remote remove).
             """,
         arguments: [PositionalSpec("device", help: "The device to remove.")],
         handler: { arguments in
@@ -90,7 +91,8 @@ enum DeviceCommands {
         })
 
     static let status = CommandSpec(
-        name: "status", abstract: "Is the agent running, what is each room doing, whom did the home door refuse.",
+        name: "status",
+        abstract: "Say whether the agent runs, what each relay room is doing, and whom the home door refused.",
         handler: { _ in
             let directory = AgentDirectory.standard()
             let devices = (try? DeviceRegistry(directory: directory).devices()) ?? []

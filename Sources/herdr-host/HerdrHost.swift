@@ -7,15 +7,17 @@ enum HerdrHost {
     static let spec = CommandSpec(
         name: "herdr-host",
         abstract:
-            "This computer's agent for herdr-remote's end-to-end roads (relay, home network): pairing, terminal sessions.",
+            "The computer's end of herdr-remote's end-to-end roads (relay, home network): pairs devices, serves sessions.",
         discussion: """
+            A paired device reaches this computer through a relay (herdr-relay) from anywhere, or \
+            straight on the home network, over an encrypted channel only the two ends can read.
+
             Pair a device with `herdr-host pair`: it shows a herdr://companion code (a QR and a line of \
-            text) that herdr-remote scans; the device then shows a 6-digit code, which you type here. \
-            `herdr-host run` keeps this computer reachable: it parks in every paired device's room on \
-            the relay, reconnects by itself, listens for devices on the home network (home peers only), \
-            and serves each device's terminal sessions (`herdr-remote connect` lands in herdr here, as \
-            over SSH; `herdr-host config` changes what sessions run and where the home door listens). \
-            Run it as a systemd user service:
+            text) for herdr-remote pair; the device then shows a 6-digit code, which you type here. \
+            `herdr-host run` keeps this computer reachable: it parks in each paired device's relay room, \
+            reconnects by itself, listens for devices on the home network (home peers only), and runs each \
+            device's sessions in herdr, as over SSH (`herdr-host config` changes what they run). Run it \
+            as a systemd user service:
 
               systemctl --user enable --now herdr-host
 

@@ -25,12 +25,13 @@ enum HerdrPair {
 
     static let spec = CommandSpec(
         name: "herdr-pair",
-        abstract: "Pair a phone or another device with this computer over SSH by QR code.",
+        abstract: "Pair a device with this computer for the SSH road: a one-time QR code, approved here.",
         discussion: """
-            Shows a one-time QR code. herdr on the device scans it, connects over the tailnet with a \
-            one-time key that can only run the enroll step, and sends its own public key; you approve \
-            it here, and its key is added to authorized_keys. The one-time key is removed again on every \
-            exit path.
+            Shows a one-time QR code. herdr-remote pair (or the herdr-ios app) reads it on the device, \
+            connects over the tailnet with a one-time key that can only run the enroll step, and sends the \
+            device's public key; you approve it here, and that key is added to authorized_keys. The one-time \
+            key is removed again on every exit path. (For the relay and home-network roads, pair with \
+            herdr-host pair instead.)
 
             Host names come from `tailscale status --json` when tailscale is installed; otherwise give \
             them with --host. Host keys are the local sshd's Ed25519 and ECDSA keys.

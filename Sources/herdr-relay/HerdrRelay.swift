@@ -10,10 +10,13 @@ enum HerdrRelay {
 
     static let spec = CommandSpec(
         name: "herdr-relay",
-        abstract: "The end-to-end encrypted relay: phones and computers meet in rooms; it sees only ciphertext.",
+        abstract:
+            "The relay of herdr-remote's relay road: devices and computers meet in rooms; it sees only ciphertext.",
         discussion: """
-            Speaks the iTerm2 companion relay protocol v1, so iTerm2's own clients can use it \
-            ("Bring Your Own Relay") as well as herdr-remote's.
+            herdr-host parks in a room for each device paired with it, the device joins that room, and the \
+            relay splices the two: what crosses is their end-to-end encrypted channel. It speaks the iTerm2 \
+            companion relay protocol v1, so iTerm2's own clients can use it too ("Bring Your Own Relay"). \
+            A relay for herdr-remote runs with ATTEST_REQUIRED=false (herdr-remote cannot do App Attest).
 
             Examples:
               herdr-relay serve --origin https://relay.example.com --listen 0.0.0.0:443 \\

@@ -12,26 +12,27 @@ enum ConnectCommand {
     static let spec = CommandSpec(
         name: "connect", abstract: "Attach to the host's live herdr (or tmux) session in this terminal.",
         discussion: """
-            The first connection to a host shows its host key fingerprint and asks before anything is sent; \
-            the key is then pinned. A changed key is refused. If the connection drops, herdr-remote reattaches \
-            to the same session, with backoff. Type ~. after a newline to disconnect, ~? for help.
+            Type ~. after a newline to disconnect, ~? for help.
 
-            Over SSH, logins are tried in this order: this device's key (herdr-remote key), the --identity \
-            files and the host's saved ones, the keys in ssh-agent when SSH_AUTH_SOCK is set (set it empty to \
-            skip the agent), then the stored password, or one asked on the terminal.
+            Over SSH, the first connection to a host shows its host key fingerprint and asks before anything \
+            is sent; the key is then pinned, and a changed key is refused. Logins are tried in this order: \
+            this device's key (herdr-remote key), the --identity files and the host's saved ones, the keys in \
+            ssh-agent when SSH_AUTH_SOCK is set (set it empty to skip the agent), then the stored password, or \
+            one asked on the terminal. If the connection drops, herdr-remote reattaches to the same session, \
+            with backoff.
 
             A host paired with a herdr://companion code is reached end to end encrypted to herdr-host on the \
-            computer, which must be running (herdr-host run), over two roads tried together: directly on the \
-            home network when the computer listens there (its home addresses came with the code and are \
-            refreshed on every connection), and through the relay after a short head start. The first to \
-            complete the handshake with the pinned computer key wins, home preferred; the status line says \
-            which. When the link drops, herdr-remote reconnects with backoff over whichever road answers and \
-            the session resumes where it was, without losing or repeating a byte of output, as long as the \
-            computer kept it (15 minutes by default, herdr-host config grace-period); when the home network \
-            comes back, the session moves back to it the same way.
+            computer (herdr-host run), over two roads tried together: straight to the computer on the home \
+            network when it listens there, and through the relay (if it was paired through one) after a short \
+            head start. The first \
+            handshake with the pinned computer key wins, home preferred; the status line says which. After a \
+            drop it reconnects over whichever road answers, and the session resumes where it was without \
+            losing or repeating a byte of output, as long as the computer kept it (15 minutes by default, \
+            herdr-host config grace-period); when the home network comes back, the session moves back to it.
             """,
         arguments: [
-            PositionalSpec("name", help: "A host saved with herdr-remote add.", completion: HostCommands.savedNames)
+            PositionalSpec(
+                "name", help: "A saved host (herdr-remote hosts lists them).", completion: HostCommands.savedNames)
         ],
         options: [
             OptionSpec(

@@ -6,7 +6,7 @@ import HerdrKit
 /// `hosts`, `add`, `remove`, `password`: the saved host profiles.
 enum HostCommands {
     static let hosts = CommandSpec(
-        name: "hosts", abstract: "List saved hosts and their pinned host keys.",
+        name: "hosts", abstract: "List saved hosts: road, destination, pinned key, when each road last worked.",
         flags: [FlagSpec("names", help: "Print only the host names, one per line (for scripts and completion).")],
         handler: { @MainActor arguments in
             let store = try openStore()
@@ -63,7 +63,7 @@ enum HostCommands {
     }
 
     static let add = CommandSpec(
-        name: "add", abstract: "Save a host to connect to.",
+        name: "add", abstract: "Save a host to reach over SSH.",
         discussion: """
             The host is reached over SSH (usually its Tailscale MagicDNS name or 100.x address). Its host key \
             is pinned on the first connection, after you confirm its fingerprint.
@@ -97,7 +97,7 @@ enum HostCommands {
                 defaultValue: "herdr's default"),
             OptionSpec("command", valueName: "command", help: "Run this command instead of herdr (verbatim)."),
             identityOption,
-            SSHConfigImport.configOption,
+            SSHConfigImport.configOption("With --from-ssh-config: read"),
         ],
         flags: [
             FlagSpec("replace", help: "Replace an existing host of the same name."),
@@ -166,11 +166,12 @@ enum HostCommands {
         })
 
     static let remove = CommandSpec(
-        name: "remove", abstract: "Delete a saved host and its stored password (its pinned key stays).",
+        name: "remove", abstract: "Delete a saved host and its stored password (its pinned SSH host key stays).",
         discussion: """
-            For a host paired through a relay, the relay room is deleted first with a signed request, so the \
-            computer learns the pairing is gone; if the relay cannot be reached the host is removed here \
-            anyway, and the room expires after 30 days unused.
+            For a host paired with herdr-host through a relay, the relay room is deleted first with a signed \
+            request, so the computer learns the pairing is gone; if the relay cannot be reached the host is \
+            removed here anyway, and the room expires after 30 days unused. One paired on the home network \
+            alone stays paired on the computer until herdr-host unpair there.
             """,
         arguments: [PositionalSpec("name", help: "The host to delete.", completion: HostCommands.savedNames)],
         handler: { @MainActor arguments in

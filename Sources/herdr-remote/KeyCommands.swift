@@ -5,10 +5,12 @@ import HerdrKit
 /// `key` and `forget-host-key`: this device's key and the pins of hosts' keys.
 enum KeyCommands {
     static let key = CommandSpec(
-        name: "key", abstract: "Print this device's public key, ready for a host's authorized_keys.",
+        name: "key", abstract: "Print this device's SSH public key, ready for a host's authorized_keys.",
         discussion: """
             The key is an Ed25519 key made on first use and kept in the config directory (mode 0600); it never \
-            leaves this device. Add the printed line to ~/.ssh/authorized_keys on each host, for example:
+            leaves this device. It is for the SSH road: add the printed line to ~/.ssh/authorized_keys on each \
+            host, for example:
+
               herdr-remote key | ssh studio 'cat >> ~/.ssh/authorized_keys'
             """,
         flags: [FlagSpec("fingerprint", help: "Print the SHA256 fingerprint instead.")],

@@ -13,31 +13,31 @@ enum PairCommand {
         name: "pair", abstract: "Pair with a computer from the QR code herdr-pair or herdr-host shows.",
         discussion: """
             The code comes as its text, from stdin with -, or from a PNG picture of the QR code with --image. \
-            Two kinds are told apart by their start:
+            Its start says which road it is for.
 
             herdr://pair?... (herdr-pair, the SSH road) names the computer, the account, its tailnet addresses \
-            and its host keys; the computer's person approves this device there, and its key is added to their \
-            authorized_keys.
+            and its host keys. Before a byte is sent, the code is checked field by field, each address must be \
+            on the tailnet (100.64.0.0/10 or fd7a:115c:a1e0::/48), and a key pinned for any of its names must \
+            be one of the code's. The computer's person approves this device there and its key is added to \
+            their authorized_keys; the host is saved with its host key pinned (one of the code's, no prompt), \
+            and the session is attached as with connect.
 
-            herdr://companion?... (herdr-host pair, the relay road) names the computer's key and a relay. This \
-            device joins the relay and shows a 6-digit code; type it on the computer. Once it matches, both \
-            sides keep a room secret, and from then on reach each other through the relay, end to end \
-            encrypted. The relay's host is shown in ASCII before anything is sent.
+            herdr://companion?... (herdr-host pair, the end-to-end roads) names the computer's key and a relay, \
+            or only the computer's home-network addresses; the relay's host is shown in ASCII before anything \
+            is sent. This device shows a 6-digit code: type it on the computer. Once it matches, both sides \
+            keep a room secret and the host is saved; connect reaches it.
 
-            Before anything is sent: the code is checked field by field, a pinned key for any of its names must \
-            be one of the code's keys, and each address must be on the tailnet (100.64.0.0/10 or \
-            fd7a:115c:a1e0::/48). The computer's host key must be one of the code's, with no prompt. A code never \
-            sets a remote command and never replaces a pinned key.
-
-            On approval the host is saved (a name already taken gets a -2, -3... suffix unless --replace), its \
-            host key is pinned, and the session is attached as with connect.
+            A code never sets a remote command and never replaces a pinned key. A name already taken gets a \
+            -2, -3... suffix unless --replace.
 
             Examples:
               herdr-remote pair --image ~/Desktop/qr.png
               pbpaste | herdr-remote pair - --yes --no-connect
             """,
         arguments: [
-            PositionalSpec("code", help: "The herdr://pair?... code, or - to read it from stdin.", isRequired: false)
+            PositionalSpec(
+                "code", help: "The herdr://pair?... or herdr://companion?... code, or - to read it from stdin.",
+                isRequired: false)
         ],
         options: [
             OptionSpec(
@@ -51,7 +51,9 @@ enum PairCommand {
         ],
         flags: [
             FlagSpec("yes", short: "y", help: "Pair without asking here first (the computer still asks)."),
-            FlagSpec("no-connect", help: "Save and pin, but do not attach afterwards."),
+            FlagSpec(
+                "no-connect",
+                help: "Save and pin, but do not attach afterwards (a herdr://companion pairing never does)."),
             FlagSpec("replace", help: "Replace a saved host of the same name instead of adding a suffix."),
         ],
         exitCodes: RemoteExitCode.pairCodes,

@@ -18,12 +18,14 @@ enum SSHConfigImport {
         let notes: [String]
     }
 
-    /// `-F/--ssh-config FILE`, as `ssh -F`.
-    static let configOption = OptionSpec(
-        "ssh-config", short: "F", valueName: "file",
-        help:
-            "With --from-ssh-config: read this file alone, as ssh -F does (default: ~/.ssh/config, then /etc/ssh/ssh_config).",
-        completion: .files)
+    /// `-F/--ssh-config FILE`, as `ssh -F`; `lead` starts its help (`add` reads it only with
+    /// `--from-ssh-config`).
+    static func configOption(_ lead: String) -> OptionSpec {
+        OptionSpec(
+            "ssh-config", short: "F", valueName: "file",
+            help: "\(lead) this file alone, as ssh -F does (default: ~/.ssh/config, then /etc/ssh/ssh_config).",
+            completion: .files)
+    }
 
     /// Completes ssh config aliases: `import-ssh-config --list`.
     static let aliasNames = CompletionSource.command(["import-ssh-config", "--list"])
@@ -116,7 +118,7 @@ enum SSHConfigImport {
                 "alias", help: "Host aliases to import (default: every alias without wildcards).", isRequired: false,
                 isRepeating: true, completion: aliasNames)
         ],
-        options: [configOption],
+        options: [configOption("Read")],
         flags: [
             FlagSpec("replace", help: "Update hosts already saved under the same name."),
             FlagSpec("dry-run", help: "Show what would be saved, and save nothing."),

@@ -10,19 +10,25 @@ signal(SIGPIPE, SIG_IGN)
 
 let herdrRemote = CommandSpec(
     name: "herdr-remote",
-    abstract: "Reach a live herdr or tmux session on your computers over SSH.",
+    abstract:
+        "Reach a live herdr or tmux session on your own computers over SSH, through a relay, or on the home network.",
     discussion: """
-        Files live in $XDG_CONFIG_HOME/herdr-remote (or ~/.config/herdr-remote): hosts.json, secrets.json \
-        (passwords, 0600), known_hosts (pinned host keys, readable with ssh-keygen -F), id_ed25519 (this \
-        device's key, 0600).
+        Three roads. SSH, usually on a tailnet such as Tailscale: add the host, or pair from the QR code \
+        herdr-pair shows on the computer. End to end encrypted to herdr-host on the computer: pair from \
+        the code herdr-host pair shows; connect then goes straight to the computer on the home network, \
+        or through a relay (herdr-relay) from anywhere, and a session resumes where it was after a drop.
 
-        Quick start:
+        Over SSH:
           herdr-remote key                      # add this line to the host's ~/.ssh/authorized_keys
           herdr-remote add studio --host studio.tail1234.ts.net --session work
           herdr-remote connect studio
 
-        Or pair from the QR code `herdr-pair` shows on the computer:
-          herdr-remote pair --image qr.png      # or: herdr-remote pair 'herdr://pair?...'
+        From the code herdr-pair or herdr-host pair shows:
+          herdr-remote pair --image qr.png      # or: herdr-remote pair 'herdr://...'
+
+        Files live in $XDG_CONFIG_HOME/herdr-remote (or ~/.config/herdr-remote): hosts.json, secrets.json \
+        (passwords and room secrets, 0600), known_hosts (pinned SSH host keys, readable with ssh-keygen \
+        -F), id_ed25519 (this device's SSH key, 0600), companion_key (its key for the end-to-end roads, 0600).
         """,
     version: "0.1.0",
     subcommands: [

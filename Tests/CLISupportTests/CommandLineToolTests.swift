@@ -71,6 +71,21 @@ struct Plain: Error, CustomStringConvertible {
         #expect(result.ran.isEmpty)
     }
 
+    /// An unknown subcommand beside --help is the same usage error as alone: no help, exit 64.
+    @Test func anUnknownSubcommandWithHelpIsStillAUsageError() async {
+        for arguments in [["conect", "--help"], ["conect", "box", "-h"], ["--help", "conect"]] {
+            let result = await run(arguments)
+            #expect(result.code == .usage, "\(arguments)")
+            #expect(
+                result.err == "error: unknown subcommand 'conect'; did you mean 'connect'? See 'tool --help'.\n",
+                "\(arguments)")
+            #expect(result.out.isEmpty && result.ran.isEmpty, "\(arguments)")
+        }
+        let leaf = await run(["list", "all", "--help"])
+        #expect(leaf.code == .usage)
+        #expect(leaf.err == "error: unexpected argument 'all'. See 'tool list --help'.\n")
+    }
+
     @Test func validationInsideTheHandlerIsAUsageError() async {
         let range = await run(["connect", "box", "--port", "0"])
         #expect(range.code == .usage)

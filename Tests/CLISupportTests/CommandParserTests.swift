@@ -220,11 +220,48 @@ import Testing
             return
         }
         #expect(text.hasPrefix("OVERVIEW: Add a host profile."))
-        guard case .help(let root) = try Fixtures.parse(["bogus", "-h"]) else {
+        // Too many words for a command that takes some: which one is extra is for its help to show.
+        guard case .help(let many) = try Fixtures.parse(["add", "a", "b", "c", "d", "--help"]) else {
+            Issue.record("expected help")
+            return
+        }
+        #expect(many.hasPrefix("OVERVIEW: Add a host profile."))
+        // A mistake before an unknown word stops the parser there: the word was never judged.
+        guard case .help(let root) = try Fixtures.parse(["--bogus", "ad", "-h"]) else {
             Issue.record("expected help")
             return
         }
         #expect(root.hasPrefix("OVERVIEW: Reach a live terminal session from anywhere."))
+    }
+
+    /// `herdr-remote agents --help` printed the general help and succeeded, so a typo looked like a
+    /// real command: a word that names nothing is refused as it is alone, whatever is beside it.
+    @Test func aWordThatNamesNothingIsRefusedEvenBesideHelp() throws {
+        let root = "error: unknown subcommand 'ad'; did you mean 'add'? See 'herdr-remote --help'."
+        for arguments in [
+            ["ad"], ["ad", "--help"], ["ad", "-h"], ["ad", "n", "h", "--help"], ["--help", "ad"], ["-q", "ad", "-h"],
+            ["-qh", "ad"], ["ad", "--prot", "--help"],
+        ] {
+            let error = try #require(Fixtures.usageError(arguments), "\(arguments)")
+            #expect(error.kind == .unknownSubcommand, "\(arguments)")
+            #expect(error.message == root, "\(arguments)")
+        }
+        let far = try #require(Fixtures.usageError(["frobnicate", "--help"]))
+        #expect(far.message == "error: unknown subcommand 'frobnicate'. See 'herdr-remote --help'.")
+        let nested = try #require(Fixtures.usageError(["pins", "lsit", "--help"]))
+        #expect(
+            nested.message == "error: unknown subcommand 'lsit'; did you mean 'list'? See 'herdr-remote pins --help'.")
+        // A command that takes no words: one given to it names nothing either.
+        for arguments in [["login", "extra"], ["login", "extra", "--help"], ["pins", "list", "-h", "x"]] {
+            let error = try #require(Fixtures.usageError(arguments), "\(arguments)")
+            #expect(error.kind == .extraArgument, "\(arguments)")
+            #expect(error.problem.hasPrefix("unexpected argument '"), "\(arguments)")
+        }
+        let leaf = try #require(Fixtures.usageError(["login", "extra", "--help"]))
+        #expect(leaf.message == "error: unexpected argument 'extra'. See 'herdr-remote login --help'.")
+        // After `--` it is a word again, and `--help` one too.
+        let afterDashes = try #require(Fixtures.usageError(["login", "--token", "t", "--", "--help"]))
+        #expect(afterDashes.message == "error: unexpected argument '--help'. See 'herdr-remote login --help'.")
     }
 
     @Test func versionOnTheRootOnly() throws {

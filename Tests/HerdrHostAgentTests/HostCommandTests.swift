@@ -29,6 +29,9 @@ import Testing
         ),
         (["unpair", "nobody"], "no paired device matches 'nobody'"),
         (["frobnicate"], "unknown"),
+        (["agents", "--help"], "error: unknown subcommand 'agents'. See 'herdr-host --help'."),
+        (["devcies", "-h"], "unknown subcommand 'devcies'; did you mean 'devices'?"),
+        (["devices", "all", "--help"], "unexpected argument 'all'"),
     ])
     func usageErrorsExit64(arguments: [String], message: String) throws {
         let directory = try TemporaryDirectory()

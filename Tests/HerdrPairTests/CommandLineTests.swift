@@ -42,6 +42,9 @@ import Testing
             (["--enroll", "AAAAAAAAAAAAAAAAAAAAAA"], "go together"),
             (["--state", "/tmp"], "go together"),
             (["--enroll", "AAAAAAAAAAAAAAAAAAAAAA", "--state", "/tmp", "--host", "x"], "cannot be combined"),
+            // herdr-pair has no subcommands: a word is refused beside --help as alone.
+            (["agents"], "error: unexpected argument 'agents'. See 'herdr-pair --help'."),
+            (["agents", "--help"], "error: unexpected argument 'agents'. See 'herdr-pair --help'."),
         ]
         for (arguments, message) in cases {
             let result = try fixture.runProgram(arguments)

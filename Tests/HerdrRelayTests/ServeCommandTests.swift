@@ -22,6 +22,8 @@ import Testing
     }
 
     @Test(arguments: [
+        (["agents", "--help"], "error: unknown subcommand 'agents'. See 'herdr-relay --help'."),
+        (["serv", "--help"], "unknown subcommand 'serv'; did you mean 'serve'?"),
         (["serve"], "--origin (or RELAY_ORIGIN) is required"),
         (["serve", "--origin", "https://relay.test/path"], "--origin must be https://"),
         (["serve", "--origin", "https://user@relay.test"], "--origin must be https://"),

@@ -19,6 +19,21 @@ struct CommandLineTests {
         #expect(try cli.run(["connect", "--help"]).stdout.contains("EXIT CODES"))
     }
 
+    @Test("the overview and the man page's NAME line say there are three roads, not only SSH")
+    func overviewNamesTheThreeRoads() throws {
+        let cli = try CLIHarness()
+        let help = try cli.run(["--help"]).stdout
+        // OVERVIEW's wrapped lines hang at column 10.
+        let overview = help.components(separatedBy: "\n\n")[0].replacingOccurrences(of: "\n          ", with: " ")
+        let manual = try cli.run(["--generate-manual"]).stdout
+        let name = try #require(manual.components(separatedBy: "\n.SH NAME\n").last?.split(separator: "\n").first)
+        for text in [overview, String(name)] {
+            for road in ["over SSH", "through a relay", "on the home network"] {
+                #expect(text.contains(road), "\(road) in \(text)")
+            }
+        }
+    }
+
     @Test("usage errors exit 64 with a message that says what to fix")
     func usageErrors() throws {
         let cli = try CLIHarness()
@@ -28,6 +43,12 @@ struct CommandLineTests {
         let typo = try cli.run(["conect"])
         #expect(typo.status == 64)
         #expect(typo.stderr.contains("did you mean 'connect'"))
+        // Beside --help too: general help and 0 would make a typo look like a real command.
+        let agents = try cli.run(["agents", "--help"])
+        #expect(agents.status == 64 && agents.stdout.isEmpty)
+        #expect(agents.stderr == "error: unknown subcommand 'agents'. See 'herdr-remote --help'.\n")
+        let typoHelp = try cli.run(["conect", "studio", "-h"])
+        #expect(typoHelp.status == 64 && typoHelp.stderr.contains("did you mean 'connect'"))
         let port = try cli.run(["add", "x", "--host", "h", "--port", "70000"])
         #expect(port.status == 64)
         let session = try cli.run(["add", "x", "--host", "h", "--session", "$(reboot)"])

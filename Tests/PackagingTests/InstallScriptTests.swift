@@ -8,6 +8,8 @@ import Testing
 @Suite struct InstallScriptTests {
     static let script = Programs.repository.appendingPathComponent("scripts/install.sh").path
 
+    /// Runs install.sh; one that has not finished within 120 s (it once spun forever on a missing
+    /// DESTDIR) is killed and the test fails.
     static func run(_ arguments: [String], prefix: String, destdir: String) throws -> ProcessResult {
         var environment = ProcessInfo.processInfo.environment
         environment["PREFIX"] = prefix
@@ -72,6 +74,44 @@ import Testing
         let uninstall = try Self.run(["uninstall"], prefix: "/usr/local", destdir: destdir.path)
         #expect(uninstall.status == 0, "\(uninstall.stderr)")
         #expect(Self.tree(destdir.path) == [])
+    }
+
+    /// A packager's staging root that does not exist yet is created, and what goes into it is what
+    /// goes into one that exists; uninstall leaves the root itself, empty (it is not the install's).
+    @Test func createsADestdirThatDoesNotExistYet() throws {
+        let base = try TemporaryDirectory(prefix: "install-destdir-")
+        let destdir = base.path + "/staging/root"
+        let install = try Self.run(["install", Programs.directory], prefix: "/usr", destdir: destdir)
+        #expect(install.status == 0, "\(install.stderr)")
+        let files = Self.tree(destdir).filter { !FileManager.default.isDirectory(destdir + "/" + $0) }
+        #expect(Set(files) == Set(Self.expected.map { "usr/" + $0.0 }))
+        #expect(Self.mode(destdir) == 0o755)
+        let uninstall = try Self.run(["uninstall"], prefix: "/usr", destdir: destdir)
+        #expect(uninstall.status == 0, "\(uninstall.stderr)")
+        #expect(Self.tree(base.path) == ["staging", "staging/root"])
+    }
+
+    /// A DESTDIR that cannot be made, or a prefix inside it that cannot, stops the install with a
+    /// message naming what is in the way, before anything was written (no manifest, no half install).
+    @Test func refusesADestdirThatCannotBeCreated() throws {
+        let base = try TemporaryDirectory(prefix: "install-destdir-")
+        let file = base.path + "/file"
+        try "not a directory".write(toFile: file, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: base.path + "/root", withIntermediateDirectories: true)
+        try "not a directory".write(toFile: base.path + "/root/usr", atomically: true, encoding: .utf8)
+        let cases = [
+            (file + "/staging/root", "DESTDIR \(file)/staging/root cannot be created: \(file) is not a directory"),
+            (file, "DESTDIR \(file) cannot be created: \(file) is not a directory"),
+            (base.path + "/root", "cannot create \(base.path)/root/usr: it is there and not a directory"),
+        ]
+        for (destdir, message) in cases {
+            let install = try Self.run(["install", Programs.directory], prefix: "/usr/local", destdir: destdir)
+            #expect(install.status == 1, "\(destdir): \(install.stderr)")
+            #expect(install.stderr == "install.sh: \(message)\n", "\(destdir)")
+            #expect(install.stdout.isEmpty, "\(destdir): \(install.stdout)")
+            #expect(Self.tree(base.path) == ["file", "root", "root/usr"], "\(destdir): nothing written")
+        }
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "not a directory")
     }
 
     /// With another prefix the units start the programs there, and systemd accepts them as installed.
