@@ -3,6 +3,7 @@ import HomeRoad
 import Noise
 import RelayClient
 import RelayProtocol
+import Synchronization
 
 /// Where the device shows the code and what happened.
 public protocol DevicePairingConsole: AnyObject, Sendable {
@@ -44,6 +45,13 @@ public final class DevicePairingRunner: Sendable {
     /// Seconds between rounds over the home addresses while none answers.
     static let homeRetryDelay = 1.0
 
+    /// Why the relay (or the home addresses) could not be reached, while nothing has answered
+    /// yet: what a time limit reached without ever getting through should name.
+    private let unreached = Mutex<String?>(nil)
+
+    /// The last reason the computer's road could not be reached, when nothing ever answered.
+    public var unreachableReason: String? { unreached.withLock { $0 } }
+
     public init(
         code: CompanionCode, deviceName: String, staticKey: KeyPair, console: any DevicePairingConsole,
         linkOptions: RelayLink.Options = RelayLink.Options(),
@@ -70,6 +78,9 @@ public final class DevicePairingRunner: Sendable {
         var home: HomeConnection?
         var tag = 0
         var channel: FramedChannel?
+        /// The relay link's last event ended an admitted connection (its `waiting` is no failure
+        /// to reach the relay).
+        var connectionJustEnded = false
 
         init(_ machine: DevicePairing) { self.machine = machine }
     }
@@ -146,6 +157,7 @@ public final class DevicePairingRunner: Sendable {
                 connection.close()
                 return []
             }
+            unreached.withLock { $0 = nil }
             loop.home = connection
             return admitted(connection, token: [], loop)
         case .home(let tag, let event):
@@ -163,6 +175,7 @@ public final class DevicePairingRunner: Sendable {
             }
         case .homeUnreachable(let tag, let reason):
             guard tag == loop.tag, !loop.machine.isFinished else { return [] }
+            unreached.withLock { $0 = "no home address answered: \(reason)" }
             console.say("The computer does not answer on the home network (\(reason)); retrying...")
             dialHome(tag: tag, after: Self.homeRetryDelay)
             return []
@@ -170,17 +183,25 @@ public final class DevicePairingRunner: Sendable {
             guard tag == loop.tag else { return [] }
             switch event {
             case .admitted(let connection):
+                unreached.withLock { $0 = nil }
                 return admitted(connection, token: connection.registrationToken ?? [], loop)
             case .frame(let frame):
                 return received(frame, loop, now: now)
             case .connectionEnded(let end):
+                loop.connectionJustEnded = true
                 return ended(end, loop, now: now)
-            case .waiting(_, let reason):
+            case .waiting(let delay, let reason):
                 if reason.contains(AdmissionError.macOffline.rawValue) {
                     console.say(
                         "The computer is not in the pairing room yet; retrying (is herdr-host pair showing this code?)..."
                     )
+                } else if !loop.connectionJustEnded {
+                    // The attempt did not get through to the relay: say why, and when the next goes.
+                    unreached.withLock { $0 = reason }
+                    let host = code.relay?.host ?? "the relay"
+                    console.say("Cannot reach \(host) (\(reason)); retrying in \(Self.seconds(delay))...")
                 }
+                loop.connectionJustEnded = false
                 return []
             case .stopped(let reason):
                 if case .refused(let why) = reason, why.contains(AdmissionError.ticketRequired.rawValue) {
@@ -246,6 +267,9 @@ public final class DevicePairingRunner: Sendable {
         loop.channel = nil
         return loop.machine.handle(.connectionEnded(reason: Self.reason(end), now: now))
     }
+
+    /// "1 s", "30 s": a retry delay, rounded up.
+    static func seconds(_ delay: Double) -> String { "\(max(1, Int(delay.rounded(.up)))) s" }
 
     static func reason(_ end: RelayConnectionEnd) -> String {
         switch end {

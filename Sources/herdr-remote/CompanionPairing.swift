@@ -116,6 +116,12 @@ enum CompanionPairing {
             throw RemoteError(RemoteExitCode.pairingDenied, "\(display(code)) rejected the pairing; nothing was kept.")
         case .success(.timedOut):
             forget()
+            if let reason = runner.unreachableReason {
+                throw RemoteError(
+                    RemoteExitCode.unreachable,
+                    "Could not reach \(target) in \(Int(DevicePairing.Configuration().timeout)) s (last: \(reason)); nothing was paired. Check this device's network, then show a new code and try again."
+                )
+            }
             throw RemoteError(
                 RemoteExitCode.pairingCodeExpired,
                 "\(display(code)) did not confirm the code in time; nothing was kept. Show a new code there and try again."

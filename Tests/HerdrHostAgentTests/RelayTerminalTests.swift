@@ -167,6 +167,12 @@ import Testing
         #expect(last < size, "the writer was held while the device was away (wrote \(last) of \(size))")
 
         proxy.refuse(false)
+        #expect(
+            device.waitForBytes(timeout: 120) { out, _ in out.count >= size },
+            "all output after the return: \(device.stdoutBytes.count) bytes; \(device.stderr)")
+        // Past the 2 s in which an exit 0 counts as "exited at once": the writer waits for this.
+        usleep(2_300_000)
+        device.writeLine("done")
         #expect(device.wait(timeout: 180) == 0, "\(device.stderr)")
         #expect(device.stderr.contains("the session resumed where it was"), "\(device.stderr)")
         let printed = device.stdoutBytes
@@ -175,7 +181,7 @@ import Testing
     }
 
     /// Writes a file to stdout in 64 KiB blocks, as fast as the terminal takes them, and how much
-    /// it has written to a progress file after each.
+    /// it has written to a progress file after each; then waits for a line before it exits.
     static let progressWriter = """
         import os, sys
         done = 0
@@ -191,6 +197,7 @@ import Testing
                 with open(sys.argv[2] + ".tmp", "w") as f:
                     f.write(str(done))
                 os.replace(sys.argv[2] + ".tmp", sys.argv[2])
+        sys.stdin.readline()
 
         """
 
