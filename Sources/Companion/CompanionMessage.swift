@@ -28,6 +28,9 @@ public enum CompanionMessage: Hashable, Sendable {
     /// Computer → device, right before the `started` that answers a `resume`: how many input
     /// bytes of the session the computer has received, so the device sends the rest again.
     case inputReceived(stream: UInt32, bytes: UInt64)
+    /// Device → computer, at any time in a session: the output window it wants from now on (in
+    /// the session protocol's window range), sized to the path.
+    case window(stream: UInt32, bytes: Int)
     /// A control message of a later version, by its key: ignored.
     case unknown(String)
 
@@ -65,6 +68,7 @@ public enum CompanionMessage: Hashable, Sendable {
         case .pong(let number): text = "{\"pong\":\(number)}"
         case .inputReceived(let stream, let bytes):
             text = "{\"inputReceived\":{\"stream\":\(stream),\"bytes\":\(bytes)}}"
+        case .window(let stream, let bytes): text = "{\"window\":{\"stream\":\(stream),\"bytes\":\(bytes)}}"
         case .unknown(let key): text = "{\(RelayJSON.quoted(key)):null}"
         }
         return Array(text.utf8)
@@ -127,6 +131,16 @@ public enum CompanionMessage: Hashable, Sendable {
                 let bytes = UInt64(exactly: bytes)
             else { throw CompanionMessageError("inputReceived is not {stream: 0 to 4294967295, bytes: 0 or more}") }
             self = .inputReceived(stream: stream, bytes: bytes)
+        case "window":
+            guard let fields = value as? [String: Any], let stream = RelayJSON.integer(fields["stream"]),
+                let stream = UInt32(exactly: stream), let bytes = RelayJSON.integer(fields["bytes"]),
+                SessionMessage.windowRange.contains(bytes)
+            else {
+                throw CompanionMessageError(
+                    "window is not {stream: 0 to 4294967295, bytes: \(SessionMessage.windowRange.lowerBound) to \(SessionMessage.windowRange.upperBound)}"
+                )
+            }
+            self = .window(stream: stream, bytes: bytes)
         default:
             self = .unknown(key)
         }

@@ -301,7 +301,7 @@ public struct ComputerPairing: Sendable {
             // A status before the code matched, or anything unknown: a device may not skip the
             // question. Nothing is kept; the connection goes. Liveness pings are not turns.
             switch message {
-            case .unknown, .ping, .pong, .inputReceived: return []
+            case .unknown, .ping, .pong, .inputReceived, .window: return []
             default: break
             }
             if case .asking = phase {

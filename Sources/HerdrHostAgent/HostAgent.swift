@@ -407,6 +407,9 @@ public final class HostAgent: Sendable {
             send(CompanionMessage.pong(id).bytes, on: channel, loop)
         case .pong(let id):
             loop.liveness[channel]?.pong(id, now: MonotonicClock.now)
+        case .window(let stream, let bytes):
+            guard loop.routes[device.id] == channel else { return }
+            perform(loop.sessions.setWindow(bytes, stream: stream, from: device.id), loop)
         case .registered:
             _ = try? registry.update(device.id) { $0.established = true }
             slot?.device.established = true

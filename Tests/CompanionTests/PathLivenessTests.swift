@@ -97,3 +97,49 @@ import Testing
         #expect(log.sent == 0)
     }
 }
+
+/// `PathWindow`: the window a device asks for, from what the path delivers.
+@Suite struct PathWindowTests {
+    /// Feeds `rate` bytes a second for `seconds` in 10 ms steps from `start`; the changes asked for.
+    static func feed(_ window: inout PathWindow, rate: Double, seconds: Double, from start: Double) -> [Int] {
+        var changes: [Int] = []
+        var time = start
+        while time < start + seconds {
+            time += 0.01
+            if let change = window.received(Int(rate * 0.01), now: time) { changes.append(change) }
+        }
+        return changes
+    }
+
+    @Test func aSlowLinkGetsTwoBandwidthDelayProductsAndWhatComesBetweenCredits() {
+        var window = PathWindow(ceiling: 4 * 1024 * 1024)
+        #expect(window.current == PathWindow.floor, "it starts small")
+        window.roundTrip(0.1)
+        // 20 Mbit/s: 2.5 MB/s, at 100 ms.
+        let changes = Self.feed(&window, rate: 2_500_000, seconds: 2, from: 0)
+        let wanted = 2 * 2_500_000 * (0.1 + PathWindow.creditInterval)
+        #expect(!changes.isEmpty)
+        #expect(abs(Double(window.current) - wanted) < wanted * 0.3, "\(window.current) against \(wanted)")
+        #expect(window.current < 1024 * 1024, "well under the 4 MiB a flood would otherwise queue")
+    }
+
+    @Test func aFastPathGrowsToTheCeilingAndAQuietSpellChangesNothing() {
+        var window = PathWindow(ceiling: 4 * 1024 * 1024)
+        window.roundTrip(0.0005)
+        _ = Self.feed(&window, rate: 40_000_000, seconds: 2, from: 0)
+        #expect(window.current == 4 * 1024 * 1024, "40 MB/s needs the whole window")
+        let quiet = Self.feed(&window, rate: 1000, seconds: 5, from: 2)
+        #expect(quiet == [] && window.current == 4 * 1024 * 1024, "typing says nothing about the path")
+    }
+
+    @Test func theWindowStaysWithinItsFloorAndCeiling() {
+        var small = PathWindow(ceiling: 64 * 1024)
+        #expect(small.current == 64 * 1024, "a device window under the floor is the ceiling")
+        _ = Self.feed(&small, rate: 50_000_000, seconds: 1, from: 0)
+        #expect(small.current == 64 * 1024)
+        var slow = PathWindow(ceiling: 4 * 1024 * 1024)
+        slow.roundTrip(0.01)
+        _ = Self.feed(&slow, rate: 200_000, seconds: 2, from: 0)
+        #expect(slow.current == PathWindow.floor, "never below the floor")
+    }
+}

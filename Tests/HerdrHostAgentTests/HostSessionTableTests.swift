@@ -38,6 +38,10 @@ import Testing
     static func bytes(_ range: Range<Int>) -> [UInt8] { range.map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 8) } }
 
     /// Everything the device may be sent, taking the budget as it refills (0.01 s a call).
+    /// How far an attached session with the tests' 4 KiB window may be read beyond its credit:
+    /// the window and a frame.
+    static let ahead = UInt64(4096 + Table.readAhead)
+
     static func drain(_ table: inout Table, _ device: UUID, _ now: inout Double) -> [SessionMessage] {
         var all: [SessionMessage] = []
         while true {
@@ -93,7 +97,8 @@ import Testing
         }
         #expect(who == device && spawnName == name)
         let spawned = table.spawned(id, failure: nil)
-        #expect(spawned == [.allowReading(id, upTo: UInt64(table.settings.resumeBuffer))])
+        #expect(
+            spawned == [.allowReading(id, upTo: UInt64(min(table.settings.resumeBuffer, window + Table.readAhead)))])
         let messages = drain(&table, device, &now)
         guard messages.count == 1, case .started(stream, let token, 0, _) = messages[0] else {
             Issue.record("not started: \(messages)")
@@ -154,7 +159,7 @@ import Testing
         #expect(early == [], "nothing is started before the PTY is")
 
         let spawned = table.spawned(1, failure: nil)
-        #expect(spawned == [.allowReading(1, upTo: 8 * UInt64(Self.megabyte))])
+        #expect(spawned == [.allowReading(1, upTo: Self.ahead)], "the window and a frame")
         let started = Self.drain(&table, Self.phone, &now)
         #expect(started == [.started(stream: 1, token: Self.token(1), offset: 0, window: 4096)])
 
@@ -214,7 +219,7 @@ import Testing
         #expect(Self.drain(&table, Self.phone, &now) == [], "the window is full")
 
         let credit = table.received(.credit(stream: 1, consumed: 1000), from: Self.phone, now: now)
-        #expect(credit == [.allowReading(id, upTo: 1000 + 8 * UInt64(Self.megabyte))])
+        #expect(credit == [.allowReading(id, upTo: 1000 + Self.ahead)])
         let more = Self.output(Self.drain(&table, Self.phone, &now), stream: 1, from: 4096)
         #expect(more == Array(produced[4096..<5096]))
         screen += more
@@ -309,7 +314,7 @@ import Testing
         let unsent = table.received(.credit(stream: 1, consumed: 150), from: Self.phone, now: now)
         #expect(Self.isDrop(unsent, Self.phone), "produced is not sent: \(unsent)")
         let exact = table.received(.credit(stream: 1, consumed: 100), from: Self.phone, now: now)
-        #expect(exact == [.allowReading(id, upTo: 100 + 8 * UInt64(Self.megabyte))])
+        #expect(exact == [.allowReading(id, upTo: 100 + Self.ahead)])
 
         for message: SessionMessage in [
             .started(stream: 1, token: token, offset: 0, window: 4096), .output(stream: 1, offset: 0, data: [1]),
@@ -335,13 +340,15 @@ import Testing
         }
         #expect(Self.output(sent, stream: 1, from: 0) == Array(produced[0..<3000]))
         let credit = table.received(.credit(stream: 1, consumed: 1000), from: Self.phone, now: now)
-        #expect(credit == [.allowReading(id, upTo: 1000 + 8 * UInt64(Self.megabyte))])
+        #expect(credit == [.allowReading(id, upTo: 1000 + Self.ahead)])
         let typed = table.received(.input(stream: 1, data: Array("ls\r".utf8)), from: Self.phone, now: now)
         #expect(typed == [.write(id, Array("ls\r".utf8))])
 
         // The link drops; the last chunk (2000..<3000) never reached the device.
         let away = table.disconnected(Self.phone, now: now)
-        #expect(away == [], "read on while away, as far as the resume buffer from the last credit")
+        #expect(
+            away == [.allowReading(id, upTo: 1000 + 8 * UInt64(Self.megabyte))],
+            "read on while away, as far as the resume buffer from the last credit")
         #expect(table.messages(for: Self.phone, now: now + 1) == [])
         table.output(id, Array(produced[3000..<3500]))
         let input = table.received(.input(stream: 1, data: [1]), from: Self.phone, now: now)
@@ -354,7 +361,7 @@ import Testing
         #expect(
             resumed == [
                 .tellInputReceived(Self.phone, stream: 7, bytes: 3), .resize(id, cols: 90, rows: 30),
-                .allowReading(id, upTo: 2000 + 8 * UInt64(Self.megabyte)),
+                .allowReading(id, upTo: 2000 + Self.ahead),
             ], "the input that arrived is counted, what came while away is not")
         let messages = Self.drain(&table, Self.phone, &now)
         #expect(messages.first == .started(stream: 7, token: token, offset: 2000, window: 4096))
@@ -363,7 +370,7 @@ import Testing
         let old = table.received(.credit(stream: 1, consumed: 3000), from: Self.phone, now: now)
         #expect(old == [], "the old stream is gone")
         let onNew = table.received(.credit(stream: 7, consumed: 3500), from: Self.phone, now: now)
-        #expect(onNew == [.allowReading(id, upTo: 3500 + 8 * UInt64(Self.megabyte))])
+        #expect(onNew == [.allowReading(id, upTo: 3500 + Self.ahead)])
     }
 
     @Test func aResumeOutsideWhatIsKeptIsRefusedAsLost() throws {
@@ -566,7 +573,7 @@ import Testing
         #expect(
             resumed == [
                 .tellInputReceived(Self.phone, stream: 2, bytes: 0),
-                .allowReading(id, upTo: 100 + 8 * UInt64(Self.megabyte)),
+                .allowReading(id, upTo: 100 + Self.ahead),
             ], "no resize for an exited program")
         let messages = Self.drain(&table, Self.phone, &now)
         #expect(messages.first == .started(stream: 2, token: token, offset: 100, window: 4096))

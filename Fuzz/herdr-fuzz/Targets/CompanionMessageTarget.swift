@@ -34,9 +34,10 @@ extension FuzzTargets {
                 "home out of bounds")
         case .unknown(let key):
             FuzzCheck.expect(
-                !["pairing", "status", "ack", "registered", "home", "ping", "pong", "inputReceived"].contains(key),
+                !["pairing", "status", "ack", "registered", "home", "ping", "pong", "inputReceived", "window"].contains(
+                    key),
                 "a known key read as unknown")
-        case .pairing, .statusAcknowledged, .registered, .ping, .pong, .inputReceived:
+        case .pairing, .statusAcknowledged, .registered, .ping, .pong, .inputReceived, .window:
             break
         }
     }

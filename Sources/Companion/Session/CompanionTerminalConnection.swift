@@ -148,6 +148,10 @@ public final class CompanionTerminalConnection: Sendable {
         /// A pong owed to the computer, and a ping of ours due to go.
         var pong: UInt32?
         var ping: UInt32?
+        /// The output window sized to the current connection's path, once the session runs on it,
+        /// and a change of it still to tell the computer.
+        var window: PathWindow?
+        var windowChange: Int?
         /// When the connection's thread wakes next for liveness (monotonic seconds).
         var livenessWakesAt = Double.infinity
     }
@@ -258,6 +262,9 @@ public final class CompanionTerminalConnection: Sendable {
             if let id = out.pong {
                 bytes = CompanionMessage.pong(id).bytes
                 out.pong = nil
+            } else if let window = out.windowChange {
+                bytes = CompanionMessage.window(stream: stream, bytes: window).bytes
+                out.windowChange = nil
             } else if !out.input.isEmpty {
                 let count = min(out.input.count, SessionMessage.maximumData - 8)
                 let data = Array(out.input[0..<count])
@@ -305,7 +312,16 @@ public final class CompanionTerminalConnection: Sendable {
     }
 
     private func consumed(_ count: Int) {
-        guard let credit = session.withLock({ $0.consumed(count) }) else { return }
+        let now = MonotonicClock.now
+        // What reached the screen is what the path delivered: the window follows it.
+        if let window = outgoing.withLock({ $0.window?.received(count, now: now) }) {
+            session.withLock { $0.setWindow(window) }
+            outgoing.withLock { $0.windowChange = window }
+        }
+        guard let credit = session.withLock({ $0.consumed(count) }) else {
+            if outgoing.withLock({ $0.windowChange != nil }) { outgoing.withLock { flush(&$0) } }
+            return
+        }
         outgoing.withLock { out in
             out.credit = credit
             flush(&out)
@@ -389,6 +405,8 @@ public final class CompanionTerminalConnection: Sendable {
                 out.liveness = PathLiveness(now: MonotonicClock.now)
                 out.ping = nil
                 out.pong = nil
+                out.window = nil
+                out.windowChange = nil
                 _ = out.budget.take(now: MonotonicClock.now)
                 try? out.channel?.send(attach.bytes)
             }
@@ -539,7 +557,11 @@ public final class CompanionTerminalConnection: Sendable {
                         flush(&out)
                     }
                 case .pong(let id):
-                    outgoing.withLock { $0.liveness?.pong(id, now: MonotonicClock.now) }
+                    outgoing.withLock { out in
+                        if let sample = out.liveness?.pong(id, now: MonotonicClock.now) {
+                            out.window?.roundTrip(sample)
+                        }
+                    }
                 case .inputReceived(let stream, let received):
                     // Before the resume's `started`: what the old connection did not deliver goes
                     // first, ahead of anything typed since.
@@ -570,11 +592,20 @@ public final class CompanionTerminalConnection: Sendable {
         case .none:
             return nil
         case .started(let kind):
-            let stream = session.withLock { $0.stream }
+            // The computer keeps to at most the window `started` names; the path's share of it
+            // starts small and grows as the path shows it carries more.
+            var window = PathWindow(ceiling: session.withLock { $0.flow.window })
+            let stream = session.withLock { state in
+                state.setWindow(window.current)
+                return state.stream
+            }
             outgoing.withLock { out in
                 // A session opened afresh counts its input from 0, like the computer does.
                 if kind == .afresh { out.inputLog.reset() }
                 out.stream = stream
+                if let rtt = out.liveness?.smoothedRTT { window.roundTrip(rtt) }
+                if window.current < window.ceiling { out.windowChange = window.current }
+                out.window = window
                 flush(&out)
             }
             switch kind {

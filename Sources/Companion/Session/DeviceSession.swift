@@ -99,6 +99,9 @@ public struct DeviceSession: Sendable {
         }
     }
 
+    /// The window the device asked for since (`{"window"}`): credits come every quarter of it.
+    public mutating func setWindow(_ window: Int) { flow.window = window }
+
     /// `count` bytes reached the screen: the credit to send, if one is due.
     public mutating func consumed(_ count: Int) -> UInt64? { flow.consumed(count) }
 }

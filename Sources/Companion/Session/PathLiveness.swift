@@ -62,10 +62,11 @@ public struct PathLiveness: Sendable {
         suspected = false
     }
 
-    /// A pong arrived (heard too); a sample of the round trip when it answers the ping out.
-    public mutating func pong(_ id: UInt32, now: Double) {
+    /// A pong arrived (heard too); the round trip it measured, when it answers the ping out.
+    @discardableResult
+    public mutating func pong(_ id: UInt32, now: Double) -> Double? {
         heard(now: now)
-        guard let out = outstanding, out.id == id else { return }
+        guard let out = outstanding, out.id == id else { return nil }
         outstanding = nil
         let sample = max(0, now - out.sentAt)
         if let srtt = smoothedRTT, let variation = rttVariation {
@@ -75,6 +76,7 @@ public struct PathLiveness: Sendable {
             smoothedRTT = sample
             rttVariation = sample / 2
         }
+        return sample
     }
 
     /// A race after a suspicion failed: suspect again no sooner than `until` if still silent.

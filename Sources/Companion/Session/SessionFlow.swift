@@ -95,6 +95,12 @@ public struct HostOutputFlow: Sendable {
         return true
     }
 
+    /// The device asks for another window (already within what the computer keeps): what is in
+    /// flight beyond a smaller one stays; sending waits until credits bring it back inside.
+    public mutating func setWindow(_ window: Int) {
+        self.window = window
+    }
+
     /// The device went: what was sent and not consumed is sent again on the next attach.
     public mutating func detach() {
         isAttached = false

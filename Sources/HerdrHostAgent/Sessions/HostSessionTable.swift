@@ -16,8 +16,9 @@ public struct HostSessionTable: Sendable {
     public struct Settings: Sendable, Hashable {
         /// Seconds a session waits for its device to come back.
         public var gracePeriod: Double = 15 * 60
-        /// Output kept for a device, sent or not: the PTY is read only as far as this, so a
-        /// stalled or absent device stops the writer and nothing is lost.
+        /// Output kept for a device, sent or not: the PTY is read only as far as this (while
+        /// attached, only as far as the device's window and a frame), so a stalled or absent
+        /// device stops the writer and nothing is lost.
         public var resumeBuffer = 8 * 1024 * 1024
         /// Sessions one device may hold; opening one more hangs up its oldest detached session.
         public var sessionsPerDevice = 8
@@ -196,6 +197,15 @@ public struct HostSessionTable: Sendable {
         case .started, .output, .exit, .refused:
             return [.dropConnection(device, reason: "sent a message only the computer sends")]
         }
+    }
+
+    /// The device asked for another output window for `stream` (a control message): kept within
+    /// the resume buffer, and the PTY read as far as the new one allows.
+    public mutating func setWindow(_ bytes: Int, stream: UInt32, from device: UUID) -> [Action] {
+        guard devices[device]?.connected == true, let id = session(device, stream) else { return [] }
+        let window = min(max(bytes, SessionMessage.windowRange.lowerBound), settings.resumeBuffer)
+        sessions[id]!.flow.setWindow(window)
+        return allowance(id)
     }
 
     private mutating func resume(
@@ -396,11 +406,19 @@ public struct HostSessionTable: Sendable {
         devices[device]?.outbox.append(message)
     }
 
-    /// The PTY is read as far as the resume buffer holds, attached or away; only a credit moves
-    /// the limit on.
+    /// Output read from the PTY, while attached, beyond what the device's window lets go now: a
+    /// full frame ready when the next credit comes.
+    public static let readAhead = SessionMessage.maximumData
+
+    /// How far the PTY is read: while attached, the device's window and a frame more, so that
+    /// what waits behind a keystroke's answer (a Ctrl-C's prompt) is what the path holds and no
+    /// more; while away, as far as the resume buffer holds. Only a credit moves it on.
     private mutating func allowance(_ id: SessionID) -> [Action] {
         guard let session = sessions[id], session.started else { return [] }
-        let limit = session.flow.start + UInt64(settings.resumeBuffer)
+        let ahead =
+            session.stream == nil
+            ? settings.resumeBuffer : min(settings.resumeBuffer, session.flow.window + Self.readAhead)
+        let limit = session.flow.start + UInt64(ahead)
         guard limit != session.readLimit else { return [] }
         sessions[id]!.readLimit = limit
         return [.allowReading(id, upTo: limit)]
