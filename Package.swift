@@ -134,6 +134,9 @@ let package = Package(
         // The link emulator's model for tests and benchmarks: delay, jitter, loss, bursts, rate
         // limits and link states, a router between links. Pure: the clock and randomness come in.
         .target(name: "LinkEmulator"),
+        // The link emulator's I/O shell: TUN devices in network namespaces, one epoll loop, a
+        // control channel on stdin. A test and benchmark tool, not installed.
+        .executableTarget(name: "herdr-link", dependencies: ["LinkEmulator", "CSystem"], path: "Tools/herdr-link"),
 
         // Real peers for tests and benchmarks: sshd, tmux, temporary directories, processes.
         .target(
