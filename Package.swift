@@ -140,9 +140,11 @@ let package = Package(
 
         // Real peers for tests and benchmarks: sshd, tmux, temporary directories, processes.
         .target(
-            name: "TestSupport", dependencies: ["CSystem", "CSQLite", "HerdrCrypto"],
+            name: "TestSupport", dependencies: ["CSystem", "CSQLite", "HerdrCrypto", "LinkEmulator"],
             path: "Tests/TestSupport"),
-        .testTarget(name: "LinkEmulatorTests", dependencies: ["LinkEmulator"]),
+        .testTarget(
+            name: "LinkEmulatorTests", dependencies: ["LinkEmulator", "herdr-link", "herdr-relay", "TestSupport"],
+            exclude: ["Peers"]),
         .testTarget(name: "SSHClientTests", dependencies: ["SSHClient", "TestSupport"]),
         .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "TestSupport"]),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "TestSupport"]),
