@@ -58,8 +58,9 @@ public struct LinkToolArguments: Equatable, Sendable {
                              (default: 200 ms of the rate, at least 16KiB)
           bucket=BYTES       the token bucket's depth (default 1500)
 
-        It exits 0 on `quit`, on the end of standard input, on SIGTERM or SIGINT, and when its
-        parent dies; the random generator's seed (--seed, else random) makes a run repeatable.
+        It exits 0 on `quit`, on the end of standard input, on SIGTERM, SIGINT or SIGHUP, and when
+        the thread that started it ends (PR_SET_PDEATHSIG). The random generator's seed (--seed,
+        else random; printed in `ok ready seed=N`) makes a run repeatable.
         """
 
     public init(parsing arguments: [String]) throws(LinkCommandError) {

@@ -9,7 +9,10 @@
   tcp-send HOST PORT BYTES       sends BYTES to a sink; "sent N seconds S got N" (S from before connect to the answer)
   tcp-client HOST PORT           connects ("connected LOCAL-ADDRESS"), then on stdin "send TEXT" sends a line;
                                  each line that comes back is printed "recv TEXT rtt-ms X"; "exit" ends
+
+Servers end when their standard input ends, so one never outlives a test process that died.
 """
+import os
 import socket
 import sys
 import threading
@@ -26,6 +29,14 @@ def server_socket(kind, port):
 
 def say(*words):
     print(*words, flush=True)
+
+
+def exit_at_end_of_input():
+    def watch():
+        sys.stdin.read()
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def udp_echo(port):
@@ -137,6 +148,8 @@ def tcp_client(host, port):
 
 def main():
     command, arguments = sys.argv[1], sys.argv[2:]
+    if command in ("udp-echo", "tcp-echo", "tcp-sink"):
+        exit_at_end_of_input()
     if command == "udp-echo":
         udp_echo(int(arguments[0]))
     elif command == "tcp-echo":
