@@ -20,7 +20,7 @@ import Testing
         let done = DispatchSemaphore(value: 0)
         Thread {
             spawned.result = Result {
-                try ChildProcess(BuiltProgram.path("herdr-link"), arguments, stdin: input, stdout: output)
+                try ChildProcess(LinkEmulatorProcess.executable, arguments, stdin: input, stdout: output)
             }
             done.signal()
             endParent.wait()
@@ -85,15 +85,15 @@ import Testing
     }
 
     @Test func itRefusesABadCommandLineBeforeOpeningAnything() throws {
-        let result = try ProcessRunner.run(BuiltProgram.path("herdr-link"), ["--link", "name=a"], timeout: 20)
+        let result = try ProcessRunner.run(LinkEmulatorProcess.executable, ["--link", "name=a"], timeout: 20)
         #expect(result.status == 64)
         #expect(result.stderr.contains("--link needs name=, netns= and interface="), "\(result.stderr)")
         let missing = try ProcessRunner.run(
-            BuiltProgram.path("herdr-link"), ["--link", "name=a,netns=herdr-no-such-namespace,interface=x0"],
+            LinkEmulatorProcess.executable, ["--link", "name=a,netns=herdr-no-such-namespace,interface=x0"],
             timeout: 20)
         #expect(missing.status == 71)
         #expect(missing.stderr.contains("/run/netns/herdr-no-such-namespace"), "\(missing.stderr)")
-        let help = try ProcessRunner.run(BuiltProgram.path("herdr-link"), ["--help"], timeout: 20)
+        let help = try ProcessRunner.run(LinkEmulatorProcess.executable, ["--help"], timeout: 20)
         #expect(help.status == 0 && help.stdout.contains("link NAME [uplink|downlink] KEY=VALUE..."))
     }
 }

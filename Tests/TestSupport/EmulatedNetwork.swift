@@ -82,22 +82,15 @@ public final class EmulatedNetwork: @unchecked Sendable {
     public let links: [Link]
     private let roles: [String: String]
     private let ip: String
-    private var emulator: ChildProcess?
-    private var control: Int32 = -1
-    private var answers: Int32 = -1
-    private var diagnostics: Int32 = -1
-    private var pendingAnswer: [UInt8] = []
+    private var emulator: LinkEmulatorProcess?
     /// What `interactive` started, held (and so alive) until `remove()`.
     private var started: [InteractiveProcess] = []
     private var removed = false
     private let lock = NSLock()
-    /// The thread herdr-link is spawned from: its parent-death signal comes when that thread
-    /// ends, so it lives as long as the network, not as long as a test's pool thread.
-    private let emulatorParent = ParkedThread()
 
     /// Makes the namespaces, starts herdr-link (`herdrLink`, the one built beside the tests by
     /// default) and gives every interface its addresses and routes.
-    public init(_ namespaces: [NamespaceSpec], herdrLink: String = BuiltProgram.path("herdr-link")) throws {
+    public init(_ namespaces: [NamespaceSpec], herdrLink: String = LinkEmulatorProcess.executable) throws {
         // A write to a peer that died must fail with EPIPE, not end the test process.
         signal(SIGPIPE, SIG_IGN)
         tag = String(format: "%06x", UInt32.random(in: 0...0xff_ffff))
@@ -239,9 +232,6 @@ public final class EmulatedNetwork: @unchecked Sendable {
     }
 
     private func startEmulator(_ herdrLink: String) throws {
-        let stdin = try PipePair()
-        let stdout = try PipePair()
-        let stderr = try PipePair(nonBlockingRead: true)
         var arguments: [String] = []
         for link in links {
             var routes = ["route=\(link.ipv6Prefix)"]
@@ -252,68 +242,15 @@ public final class EmulatedNetwork: @unchecked Sendable {
                     .joined(separator: ","),
             ]
         }
-        do {
-            let (input, output, errors, wanted) = (stdin.read, stdout.write, stderr.write, arguments)
-            emulator = try emulatorParent.spawn {
-                try ChildProcess(herdrLink, wanted, stdin: input, stdout: output, stderr: errors)
-            }
-        } catch {
-            for fd in [stdin.read, stdin.write, stdout.read, stdout.write, stderr.read, stderr.write] { close(fd) }
-            throw error
-        }
-        close(stdin.read)
-        close(stdout.write)
-        close(stderr.write)
-        control = stdin.write
-        answers = stdout.read
-        diagnostics = stderr.read
-        let ready = try readAnswer(timeout: 20)
-        guard ready.hasPrefix("ok ready") else {
-            throw FixtureError("herdr-link did not start: \(ready) \(RelayProcess.drain(diagnostics))")
-        }
+        let started = try LinkEmulatorProcess(arguments, executable: herdrLink)
+        lock.withLock { emulator = started }
     }
 
     /// Sends one control line to herdr-link and returns its answer (`ok …`); throws on `error: …`.
     @discardableResult
     public func command(_ line: String) throws -> String {
-        try lock.withLock {
-            guard control >= 0 else { throw FixtureError("the emulator is stopped") }
-            let bytes = Array((line + "\n").utf8)
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes[offset...].withUnsafeBytes { write(control, $0.baseAddress, $0.count) }
-                guard written > 0 else {
-                    throw FixtureError("writing to herdr-link: \(String(cString: strerror(errno)))")
-                }
-                offset += written
-            }
-            let answer = try readAnswer(timeout: 10)
-            guard answer.hasPrefix("ok") else { throw FixtureError("herdr-link: \(line) → \(answer)") }
-            return answer
-        }
-    }
-
-    private func readAnswer(timeout: Double) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            if let newline = pendingAnswer.firstIndex(of: 10) {
-                let line = String(decoding: pendingAnswer[..<newline], as: UTF8.self)
-                pendingAnswer.removeSubrange(...newline)
-                return line
-            }
-            let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0 else { throw FixtureError("herdr-link did not answer within \(timeout) s") }
-            var ready = pollfd(fd: answers, events: Int16(POLLIN), revents: 0)
-            let polled = poll(&ready, 1, Int32(remaining * 1000) + 1)
-            if polled < 0 && errno == EINTR { continue }
-            guard polled > 0 else { continue }
-            let got = read(answers, &chunk, chunk.count)
-            guard got > 0 else {
-                throw FixtureError("herdr-link ended: \(RelayProcess.drain(diagnostics))")
-            }
-            pendingAnswer += chunk[0..<got]
-        }
+        guard let emulator = lock.withLock({ emulator }) else { throw FixtureError("the emulator is not running") }
+        return try emulator.command(line)
     }
 
     /// Changes a link's impairments (`delay=25ms loss=1%`, herdr-link's keys; see `herdr-link
@@ -377,12 +314,12 @@ public final class EmulatedNetwork: @unchecked Sendable {
     }
 
     /// The emulator's process (to see that it ends with the network).
-    public var emulatorProcess: ChildProcess? { emulator }
+    public var emulatorProcess: ChildProcess? { lock.withLock { emulator?.process } }
 
     /// Stops herdr-link (end of its input, then SIGKILL after 5 s), kills what `interactive`
     /// started and still runs, deletes the namespaces and their /etc/netns. Idempotent.
     public func remove() {
-        let (emulator, started): (ChildProcess?, [InteractiveProcess]) = lock.withLock {
+        let (emulator, started): (LinkEmulatorProcess?, [InteractiveProcess]) = lock.withLock {
             guard !removed else { return (nil, []) }
             removed = true
             defer { self.started = [] }
@@ -392,18 +329,7 @@ public final class EmulatedNetwork: @unchecked Sendable {
             process.signal(SIGKILL)
             _ = process.wait(timeout: 10)
         }
-        if control >= 0 {
-            close(control)
-            control = -1
-        }
-        if let emulator, emulator.wait(timeout: 5) == nil {
-            emulator.signal(SIGKILL)
-            emulator.wait()
-        }
-        emulatorParent.release()
-        for fd in [answers, diagnostics] where fd >= 0 { close(fd) }
-        answers = -1
-        diagnostics = -1
+        emulator?.stop()
         for name in roles.values {
             _ = try? ProcessRunner.run(ip, ["netns", "del", name], timeout: 10)
             try? FileManager.default.removeItem(atPath: "/etc/netns/\(name)")
