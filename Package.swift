@@ -131,8 +131,20 @@ let package = Package(
             path: "Fuzz/herdr-fuzz",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
 
+        // The link emulator's model for tests and benchmarks: delay, jitter, loss, bursts, rate
+        // limits and link states, a router between links. Pure: the clock and randomness come in.
+        .target(name: "LinkEmulator"),
+        // The link emulator's I/O shell: TUN devices in network namespaces, one epoll loop, a
+        // control channel on stdin. A test and benchmark tool, not installed.
+        .executableTarget(name: "herdr-link", dependencies: ["LinkEmulator", "CSystem"], path: "Tools/herdr-link"),
+
         // Real peers for tests and benchmarks: sshd, tmux, temporary directories, processes.
-        .target(name: "TestSupport", dependencies: ["CSystem", "CSQLite", "HerdrCrypto"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport", dependencies: ["CSystem", "CSQLite", "HerdrCrypto", "LinkEmulator"],
+            path: "Tests/TestSupport"),
+        .testTarget(
+            name: "LinkEmulatorTests", dependencies: ["LinkEmulator", "herdr-link", "herdr-relay", "TestSupport"],
+            exclude: ["Peers"]),
         .testTarget(name: "SSHClientTests", dependencies: ["SSHClient", "TestSupport"]),
         .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "TestSupport"]),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "TestSupport"]),

@@ -95,3 +95,60 @@ int csystem_spawn_terminal_attributes(posix_spawnattr_t *attributes) {
             attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     return result;
 }
+
+#include <sched.h>
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+
+int csystem_setns_network(int fd) { return setns(fd, CLONE_NEWNET); }
+
+int csystem_tun_attach(int fd, const char *name, char *actual, unsigned long actual_size) {
+    struct ifreq request;
+    memset(&request, 0, sizeof request);
+    if (strlen(name) >= IFNAMSIZ || actual_size < IFNAMSIZ) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    strncpy(request.ifr_name, name, IFNAMSIZ - 1);
+    request.ifr_flags = IFF_TUN | IFF_NO_PI;
+    if (ioctl(fd, TUNSETIFF, &request) != 0) return -1;
+    memcpy(actual, request.ifr_name, IFNAMSIZ);
+    actual[IFNAMSIZ - 1] = 0;
+    return 0;
+}
+
+int csystem_set_parent_death_signal(int signal) { return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0, 0, 0); }
+
+int csystem_termination_signalfd(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    int result = pthread_sigmask(SIG_BLOCK, &set, NULL);
+    if (result != 0) {
+        errno = result;
+        return -1;
+    }
+    return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+int csystem_timerfd_create(void) { return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC); }
+
+int csystem_timerfd_set_absolute(int fd, long long nanoseconds) {
+    struct itimerspec value;
+    memset(&value, 0, sizeof value);
+    value.it_value.tv_sec = nanoseconds / 1000000000LL;
+    value.it_value.tv_nsec = nanoseconds % 1000000000LL;
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME, &value, NULL);
+}
+
+long long csystem_monotonic_nanoseconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);  // cannot fail: the clock exists and &now is valid
+    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}

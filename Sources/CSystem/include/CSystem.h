@@ -55,4 +55,27 @@ int csystem_set_window_size(int fd, unsigned short cols, unsigned short rows);
 /// slave makes it the controlling terminal), every signal at its default, none blocked.
 int csystem_spawn_terminal_attributes(posix_spawnattr_t *attributes);
 
+/// setns(fd, CLONE_NEWNET): moves the calling thread into the network namespace open at `fd`.
+int csystem_setns_network(int fd);
+
+/// Makes `fd` (an open /dev/net/tun) the TUN interface `name` (IFF_TUN | IFF_NO_PI: bare IP
+/// packets) in the calling thread's network namespace; the kernel's name for it in `actual`.
+int csystem_tun_attach(int fd, const char *name, char *actual, unsigned long actual_size);
+
+/// prctl(PR_SET_PDEATHSIG, signal): the caller gets `signal` when its parent thread ends.
+int csystem_set_parent_death_signal(int signal);
+
+/// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (threads made later inherit it) and
+/// returns a signalfd (non-blocking, close-on-exec) that reads them.
+int csystem_termination_signalfd(void);
+
+/// timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC).
+int csystem_timerfd_create(void);
+
+/// Arms the timer for the absolute CLOCK_MONOTONIC time `nanoseconds` (0 disarms it).
+int csystem_timerfd_set_absolute(int fd, long long nanoseconds);
+
+/// CLOCK_MONOTONIC in nanoseconds.
+long long csystem_monotonic_nanoseconds(void);
+
 #endif
