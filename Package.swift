@@ -31,7 +31,9 @@ let package = Package(
         // the companion code and the pairing confirmation on both sides.
         .target(
             name: "Companion",
-            dependencies: ["Noise", "HerdrCrypto", "HerdrBase", "RelayClient", "RelayProtocol", "HomeRoad"]),
+            dependencies: [
+                "Noise", "HerdrCrypto", "HerdrBase", "RelayClient", "RelayProtocol", "HomeRoad", "NetworkPath",
+            ]),
         // An SSH client connection over libssh2, on a thread of its own.
         .target(name: "SSHClient", dependencies: ["CLibSSH2", "CSystem", "HerdrCrypto"]),
         // What every herdr library shares: atomic files and locks, the config directory, herdr:// links
@@ -94,7 +96,11 @@ let package = Package(
         // The home road's pipe: length-prefixed Noise messages over TCP, the home addresses a door listens on.
         .target(name: "HomeRoad", dependencies: ["RelayClient", "PeerGate", "PeerGateListener", "CSystem"]),
         // The relay protocol's client side: admission as mac or phone, splice, keepalive, reconnect, HTTP endpoints.
-        .target(name: "RelayClient", dependencies: ["RelayProtocol", "WebWire", "TLS", "HerdrCrypto", "CSystem"]),
+        .target(
+            name: "RelayClient",
+            dependencies: ["RelayProtocol", "WebWire", "TLS", "HerdrCrypto", "CSystem", "NetworkPath"]),
+        // What the network does under a connection: its ends still carried, the kernel's news.
+        .target(name: "NetworkPath", dependencies: ["PeerGate", "PeerGateListener", "CSystem"]),
         // herdr-relay serve's command line: its spec, its settings from flags and environment. Pure.
         .target(
             name: "RelayCommandLine",

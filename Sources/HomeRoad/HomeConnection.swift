@@ -1,6 +1,7 @@
 import CSystem
 import Foundation
 import Glibc
+import NetworkPath
 import PeerGate
 import PeerGateListener
 import RelayClient
@@ -66,6 +67,7 @@ public final class HomeConnection: FramePipe {
         // As PeerGate judges it: an IPv4 peer on a dual-stack socket shows as IPv4, not ::ffff:….
         let raw = SocketAddress.peer(of: fd)?.numericHost ?? "?"
         self.peer = PeerClassification(raw).address?.description ?? PeerDecision.displayText(raw)
+        self.socketEndpoints = SocketEndpoints(connected: fd)
         self.state = Mutex(State())
         let wake = wakeFD
         self.incoming = EventQueue(
@@ -212,6 +214,8 @@ public final class HomeConnection: FramePipe {
     }
 
     public var queuedByteCount: Int { state.withLock { $0.pendingCount } }
+
+    public let socketEndpoints: SocketEndpoints?
 
     public func close() {
         state.withLock { $0.closing = true }

@@ -1,4 +1,5 @@
 import Glibc
+import NetworkPath
 import RelayProtocol
 import WebWire
 
@@ -60,6 +61,7 @@ final class ConnectionWorker {
             setup.endpoint, timeout: setup.options.connectTimeout, wakeFD: wakeFD,
             isCancelled: { shared.isCloseRequested })
         self.transport = transport
+        shared.endpoints = SocketEndpoints(connected: transport.fd)
         let deadline = Deadline(seconds: setup.options.admissionTimeout)
         let key = WebSocketHandshake.makeKey()
         let headers =

@@ -1,3 +1,5 @@
+import NetworkPath
+
 /// A connection that carries whole frames both ways, each one Noise message of the companion
 /// channel: a relay room's WebSocket (`RelayConnection`), or the home road's TCP stream with a
 /// 16-bit length before each message (`HomeConnection`). The channel above does not care which.
@@ -13,6 +15,9 @@ public protocol FramePipe: AnyObject, Sendable {
     func deliver(to handler: @escaping @Sendable (RelayConnectionEvent) -> Void)
     /// Bytes sent and not yet handed to the socket.
     var queuedByteCount: Int { get }
+    /// Both ends of the TCP socket underneath, once it connected (to notice the network moving
+    /// away from under it).
+    var socketEndpoints: SocketEndpoints? { get }
     /// Ends the pipe (idempotent; returns at once).
     func close()
     /// Blocks until the pipe has ended, at most `timeout` seconds.

@@ -1,6 +1,7 @@
 import CSystem
 import Foundation
 import Glibc
+import NetworkPath
 import RelayProtocol
 import WebWire
 
@@ -191,6 +192,8 @@ public final class RelayConnection: Sendable {
     /// Payload bytes queued and not yet handed to the socket.
     public var queuedByteCount: Int { shared.queuedBytes }
 
+    public var socketEndpoints: SocketEndpoints? { shared.endpoints }
+
     // MARK: - Receiving
 
     /// The next event, blocking at most `timeout` seconds (nil: until one comes). Nil on timeout,
@@ -247,6 +250,7 @@ final class ConnectionShared: @unchecked Sendable {
     private var admissionWaiters: [CheckedContinuation<Result<[UInt8]?, RelayClientError>, Never>] = []
     private var ending: RelayConnectionEnd?
     private var readPaused = false
+    private var socketEnds: SocketEndpoints?
 
     let events: EventQueue<RelayConnectionEvent>
     /// Held while an event is handed over, so installing a handler (which drains the queue into
@@ -291,6 +295,12 @@ final class ConnectionShared: @unchecked Sendable {
     }
 
     var queuedBytes: Int { condition.withLock { queued } }
+
+    /// The socket's ends, from when it connected.
+    var endpoints: SocketEndpoints? {
+        get { condition.withLock { socketEnds } }
+        set { condition.withLock { socketEnds = newValue } }
+    }
 
     /// The socket, shared by the connection's thread and senders once admitted.
     let io = ConnectionIO()

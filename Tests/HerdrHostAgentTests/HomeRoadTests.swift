@@ -226,6 +226,27 @@ import Testing
         #expect(forced.stderr.contains("no home address answered"), "\(forced.stderr)")
     }
 
+    @Test func anIdleSessionLeavesAHomeLinkThatGoesDownAtOnce() throws {
+        let home = try HomeNetwork()
+        try home.road.useHerdrStandIn()
+        let agent = try home.road.startAgent()
+        defer { agent.signal(SIGTERM) }
+        let device = try home.road.startConnect(in: home.namespace)
+        #expect(device.waitFor("Connected via home network"), "\(device.stderr)")
+        device.writeLine("echo one-$((40+1))")
+        #expect(device.waitFor("one-41"), "\(device.stdout)")
+        // Nothing is owed: only the kernel's news of the address going can move the session
+        // before an idle ping would (5 s), and the notice says which it was.
+        try home.namespace.setHomeLink(home.link, up: false)
+        #expect(device.waitFor("The network changed", timeout: 30), "\(device.stderr)")
+        #expect(device.stderr.contains("via relay"), "\(device.stderr)")
+        device.writeLine("echo two-$((40+2))")
+        #expect(device.waitFor("two-42"), "\(device.stdout) \(device.stderr)")
+        usleep(2_300_000)
+        device.writeLine("exit")
+        #expect(device.wait(timeout: 30) == 0, "\(device.stderr)")
+    }
+
     @Test func withNoReattachTheHomeLinkDyingEndsTheSessionInsteadOfMovingIt() throws {
         let home = try HomeNetwork()
         try home.road.useHerdrStandIn()

@@ -78,4 +78,8 @@ int csystem_timerfd_set_absolute(int fd, long long nanoseconds);
 /// CLOCK_MONOTONIC in nanoseconds.
 long long csystem_monotonic_nanoseconds(void);
 
+/// A NETLINK_ROUTE socket (non-blocking, close-on-exec) subscribed to the kernel's link, address
+/// and route changes, IPv4 and IPv6; -1 with errno on failure (nothing left open).
+int csystem_route_monitor_open(void);
+
 #endif

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HomeRoad
+import NetworkPath
 import Noise
 import RelayClient
 import RelayProtocol
@@ -71,6 +72,9 @@ public final class CompanionTerminalConnection: Sendable {
         case homeIsBack
         /// A ping was out and nothing came for this many seconds: a fresh connection won the race.
         case pathWentQuiet(seconds: Double)
+        /// The network moved away from under the old connection (`change` says how): a fresh
+        /// connection won the race.
+        case networkChanged(String)
     }
 
     public enum Termination: Sendable, Equatable {
@@ -168,6 +172,8 @@ public final class CompanionTerminalConnection: Sendable {
         /// A race for a fresh connection is under way, and when the last one started.
         var racing = false
         var racedAt = -Double.infinity
+        /// The road of the connection in use.
+        var road: CompanionRoad?
         /// The computer's home addresses as it last said.
         var home: [HomeAddress] = []
         var size: (cols: Int, rows: Int)
@@ -334,6 +340,10 @@ public final class CompanionTerminalConnection: Sendable {
 
     private func run() {
         session.withLock { $0 = DeviceSession(name: configuration.session, window: configuration.window) }
+        // The kernel's news of addresses and routes; without it (no netlink here) liveness alone
+        // notices a network that moved.
+        let monitor = try? RouteMonitor { [self] in networkChanged() }
+        defer { monitor?.stop() }
         var attempt = 0
         var reshards = 0
         var lastReason = ""
@@ -389,7 +399,10 @@ public final class CompanionTerminalConnection: Sendable {
             // Moved, not copied, into `outgoing`: a copy left behind would share the channel's
             // cipher states, and every message would then build a fresh cipher context.
             var channel: FramedChannel? = (consume established).channel
-            control.withLock { $0.connection = connection }
+            control.withLock {
+                $0.connection = connection
+                $0.road = road
+            }
             if isCancelled { connection.close() }
             let attach = session.withLock { state in
                 let size = control.withLock { $0.size }
@@ -479,18 +492,40 @@ public final class CompanionTerminalConnection: Sendable {
             if outcome.withLock({ $0 }) != nil { continue }
             let now = MonotonicClock.now
             if let silent = outgoing.withLock({ $0.liveness?.suspicion(now: now) }) {
-                race(from: road, generation: generation, silentFor: silent)
+                race(from: road, generation: generation, because: .quiet(silentFor: silent))
             }
         }
+    }
+
+    /// The kernel said addresses or routes changed: when the connection in use lost its address
+    /// or its route, race a fresh one at once; between connections, cut the wait short.
+    private func networkChanged() {
+        let (connection, generation, road, cancelled) = control.withLock {
+            ($0.connection, $0.generation, $0.road, $0.cancelled || $0.finished)
+        }
+        guard !cancelled else { return }
+        guard let connection, let road else {
+            wakeUp.signal()
+            return
+        }
+        guard let change = connection.socketEndpoints?.change() else { return }
+        race(from: road, generation: generation, because: .networkChanged(change))
     }
 
     /// Seconds a failed race waits before the next, while the path stays quiet.
     static let raceRetryDelay = 2.0
 
-    /// The connection `generation` went quiet: a fresh connection over whatever road answers
-    /// (home first unless home is the quiet one), on a thread of its own; the old one carries on
-    /// until the new one is up and takes the session over, as a home probe's channel does.
-    private func race(from road: CompanionRoad, generation: Int, silentFor: Double) {
+    /// Why a race starts.
+    private enum RaceCause {
+        case quiet(silentFor: Double)
+        case networkChanged(String)
+    }
+
+    /// The connection `generation` went quiet, or the network moved away from under it: a fresh
+    /// connection over whatever road answers (home first unless home is the one in doubt), on a
+    /// thread of its own; the old one carries on until the new one is up and takes the session
+    /// over, as a home probe's channel does.
+    private func race(from road: CompanionRoad, generation: Int, because cause: RaceCause) {
         // A race is a reconnect: not with reconnecting off (`--no-reattach`).
         guard configuration.retryDelay(1) != nil else { return }
         let (start, home) = control.withLock { control -> (Bool, [HomeAddress]) in
@@ -512,8 +547,13 @@ public final class CompanionTerminalConnection: Sendable {
                 guard case .success(let established) = result, control.generation == generation,
                     !control.cancelled, control.switchTo == nil
                 else { return (false, nil) }
-                let quiet = silentFor + MonotonicClock.now - control.racedAt
-                control.switchTo = (established, .pathWentQuiet(seconds: quiet))
+                switch cause {
+                case .quiet(let silentFor):
+                    let quiet = silentFor + MonotonicClock.now - control.racedAt
+                    control.switchTo = (established, .pathWentQuiet(seconds: quiet))
+                case .networkChanged(let change):
+                    control.switchTo = (established, .networkChanged(change))
+                }
                 return (true, control.connection)
             }
             if handed {

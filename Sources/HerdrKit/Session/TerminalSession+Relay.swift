@@ -47,6 +47,10 @@ extension TerminalSession {
             switch reason {
             case .homeIsBack:
                 onNotice?("The home network is back: the session moved to it (\(road)), nothing lost.")
+            case .networkChanged(let change):
+                onNotice?(
+                    "The network changed (\(change)): the session moved to a new connection via \(road), resumed where it was."
+                )
             case .pathWentQuiet(let seconds):
                 let quiet = String(format: "%.1f", seconds)
                 onNotice?(
