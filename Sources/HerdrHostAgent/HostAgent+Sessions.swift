@@ -66,8 +66,7 @@ extension HostAgent {
                 loop.ptys[id]?.hangUp()
             case .dropConnection(let device, let reason):
                 guard let channel = loop.routes[device] else { continue }
-                log("\(deviceName(device, loop)): broke the session protocol (\(reason)); dropped its connection")
-                drop(channel, loop)
+                drop(channel, why: "it broke the session protocol: \(reason)", loop)
             case .log(let device, let message):
                 log("\(deviceName(device, loop)): \(message)")
             }

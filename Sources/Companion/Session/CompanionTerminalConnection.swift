@@ -415,21 +415,23 @@ public final class CompanionTerminalConnection: Sendable {
             return .dropped(.failed(RelayClientError(.protocolViolation, "\(error)")))
         }
         for case .message(let bytes) in outputs {
-            if CompanionMessage.isControl(bytes) {
-                if case .home(let addresses) = try? CompanionMessage(parsing: bytes) {
-                    control.withLock { $0.home = addresses }
-                    emit(.homeAddresses(addresses))
-                }
-                continue
-            }
-            guard SessionMessage.isSession(bytes) else { continue }
-            let message: SessionMessage
+            // A computer that breaks the channel's rule would break it again after a reconnect:
+            // the session ends, saying what came.
+            let message: ChannelMessage
             do {
-                message = try SessionMessage(parsing: bytes)
+                message = try ChannelMessage(parsing: bytes)
             } catch {
                 return .finished(.failed(Failure(.protocolViolation, "the computer sent \(error)")))
             }
-            if let end = handle(message) { return end }
+            switch message {
+            case .control(.home(let addresses)):
+                control.withLock { $0.home = addresses }
+                emit(.homeAddresses(addresses))
+            case .control:
+                continue
+            case .session(let message):
+                if let end = handle(message) { return end }
+            }
         }
         return nil
     }
