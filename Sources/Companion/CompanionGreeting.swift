@@ -68,11 +68,18 @@ func greet(
     var acknowledged = false
     while !acknowledged {
         for output in try next() {
-            guard case .message(let bytes) = output, CompanionMessage.isControl(bytes) else { continue }
-            guard let message = try? CompanionMessage(parsing: bytes) else {
-                throw .unavailable("the computer sent a malformed control message")
+            guard case .message(let bytes) = output else { continue }
+            let message: ChannelMessage
+            do {
+                message = try ChannelMessage(parsing: bytes)
+            } catch {
+                throw .unavailable("the computer sent \(error)")
             }
-            if message == .statusAcknowledged { acknowledged = true }
+            switch message {
+            case .control(.statusAcknowledged): acknowledged = true
+            case .control: continue
+            case .session: throw .unavailable("the computer sent a session message before it acknowledged the status")
+            }
         }
     }
     return channel

@@ -3,9 +3,9 @@ import HerdrBase
 import HomeRoad
 import RelayProtocol
 
-/// The control messages inside the end-to-end channel (docs/companion-code.md, "Inside the
-/// channel"). Each is one channel message: a JSON object with exactly one key naming it, at most
-/// `maximumLength` bytes. Messages whose first byte is not `{` are the session protocol's.
+/// The control messages inside the end-to-end channel (docs/companion.md, "Inside the
+/// channel"). Each is one channel message starting with `{` (`ChannelMessage` tells the kinds
+/// apart): a JSON object with exactly one key naming it, at most `maximumLength` bytes.
 public enum CompanionMessage: Hashable, Sendable {
     /// Computer → device, the first message after a fresh pairing's handshake: the person typed the
     /// device's code on the computer (`accepted`), or did not (`rejected`).
@@ -73,9 +73,6 @@ public enum CompanionMessage: Hashable, Sendable {
         }
         return Array(text.utf8)
     }
-
-    /// True for a control message (the session protocol's messages start otherwise).
-    public static func isControl(_ bytes: [UInt8]) -> Bool { bytes.first == UInt8(ascii: "{") }
 
     /// Parses a control message; throws, naming the problem, for anything malformed.
     public init(parsing bytes: [UInt8]) throws(CompanionMessageError) {

@@ -248,12 +248,17 @@ public final class DevicePairingRunner: Sendable {
                 case .established(let established):
                     actions += loop.machine.handle(.established(handshakeHash: established.handshakeHash, now: now))
                 case .message(let bytes):
-                    guard CompanionMessage.isControl(bytes) else { continue }
-                    let message = try CompanionMessage(parsing: bytes)
+                    let message: CompanionMessage
+                    switch try ChannelMessage(parsing: bytes) {
+                    case .control(let control): message = control
+                    case .session: throw ChannelMessageError("a session message while pairing")
+                    }
                     if case .home(let addresses) = message { onHome(addresses) }
                     actions += loop.machine.handle(.message(message, now: now))
                 }
             }
+        } catch let error as ChannelMessageError {
+            return actions + drop(loop, reason: "the computer sent \(error)", now: now)
         } catch {
             return actions + drop(loop, reason: "\(error)", now: now)
         }

@@ -236,12 +236,16 @@ public final class ComputerPairingRunner: Sendable {
                             handshakeHash: established.handshakeHash,
                             deviceStaticKey: established.remoteStaticPublicKey ?? [], now: now))
                 case .message(let bytes):
-                    guard CompanionMessage.isControl(bytes) else { continue }
+                    let message: ChannelMessage
                     do {
-                        actions += loop.machine.handle(.message(try CompanionMessage(parsing: bytes), now: now))
+                        message = try ChannelMessage(parsing: bytes)
                     } catch {
-                        return actions + drop(loop, now: now)
+                        return actions + drop(loop, now: now, why: "The device sent \(error)")
                     }
+                    guard case .control(let control) = message else {
+                        return actions + drop(loop, now: now, why: "The device sent a session message while pairing")
+                    }
+                    actions += loop.machine.handle(.message(control, now: now))
                 }
             }
         } catch {
@@ -250,11 +254,13 @@ public final class ComputerPairingRunner: Sendable {
         return actions
     }
 
-    /// The channel failed: the connection goes, and the link parks again.
-    private func drop(_ loop: Loop, now: Date) -> [ComputerPairing.Action] {
+    /// The channel failed (`why`: the device broke its rule): the connection goes, and the link
+    /// parks again.
+    private func drop(_ loop: Loop, now: Date, why: String? = nil) -> [ComputerPairing.Action] {
         if loop.channel != nil {
             console.say(
-                "The end-to-end channel failed (a frame was lost, altered or replayed on the way, or the device changed); connecting afresh."
+                why.map { "\($0); connecting afresh." }
+                    ?? "The end-to-end channel failed (a frame was lost, altered or replayed on the way, or the device changed); connecting afresh."
             )
         }
         loop.channel?.connection.close()

@@ -36,10 +36,7 @@ extension HostAgent {
             case .ping(let id):
                 send(CompanionMessage.ping(id).bytes, on: channel, loop)
             case .suspect(let silentFor):
-                let device = loop.homeLinks[channel]?.device?.id ?? relaySlot(holding: channel, loop)?.device.id
-                let name = device.map { deviceName($0, loop) } ?? "a device"
-                log("\(name): heard nothing for \(Int(silentFor)) s; dropped its connection (its sessions wait for it)")
-                drop(channel, loop)
+                drop(channel, why: "heard nothing for \(Int(silentFor)) s; its sessions wait for it", loop)
             case nil:
                 break
             }

@@ -15,38 +15,38 @@ extension HostAgent {
     }
 
     /// A message from `device` on `channel`: session messages move the route here and go to the
-    /// table, control messages are answered. False: the device broke the protocol (drop it).
+    /// table, control messages are answered. Nil, or why the channel ends: the device broke the
+    /// channel's rule (ChannelMessage), to be logged as the channel's end.
     ///
     /// The device goes by its id: its whole record is looked up only for a control message (a
     /// copy of it per keystroke is a dozen retains and releases).
-    func channelMessage(_ bytes: [UInt8], device: UUID, channel: Int, _ loop: Loop) -> Bool {
+    func channelMessage(_ bytes: [UInt8], device: UUID, channel: Int, _ loop: Loop) -> String? {
         loop.liveness[channel]?.heard(now: MonotonicClock.now)
-        if SessionMessage.isSession(bytes) {
-            let message: SessionMessage
-            do {
-                message = try SessionMessage(parsing: bytes)
-            } catch {
-                log("\(deviceName(device, loop)): sent a malformed session message (\(error)); dropped its connection")
-                return false
-            }
+        let message: ChannelMessage
+        do {
+            message = try ChannelMessage(parsing: bytes)
+        } catch {
+            return "it sent \(error)"
+        }
+        switch message {
+        case .session(let message):
             if loop.routes[device] != channel {
                 if let old = loop.routes[device] {
                     routeEnded(old, device: device, loop)
-                    close(old, loop)
+                    close(old, why: "its sessions moved to \(road(of: channel, loop))", loop)
                 }
                 loop.routes[device] = channel
                 // No relay on the home road: no frame cap to keep under.
                 loop.sessions.connected(device, budget: loop.homeLinks[channel] != nil ? .unlimited : .computer)
             }
             perform(loop.sessions.received(message, from: device, now: MonotonicClock.now), loop)
-            return true
+        case .control(let message):
+            guard let paired = loop.homeLinks[channel]?.device ?? loop.slots[device]?.device else {
+                return "it is no longer paired"
+            }
+            control(message, device: paired, channel: channel, loop)
         }
-        guard CompanionMessage.isControl(bytes) else { return true }
-        guard let message = try? CompanionMessage(parsing: bytes),
-            let paired = loop.homeLinks[channel]?.device ?? loop.slots[device]?.device
-        else { return false }
-        control(message, device: paired, channel: channel, loop)
-        return true
+        return nil
     }
 
     /// `channel` ended or was dropped: if the device's sessions spoke over it, they wait for it
@@ -68,7 +68,7 @@ extension HostAgent {
                 try slot.channel?.send(bytes)
             }
         } catch {
-            drop(channel, loop)
+            drop(channel, why: "\(error)", loop)
         }
     }
 
@@ -78,27 +78,33 @@ extension HostAgent {
         return relaySlot(holding: channel, loop)?.channel?.connection.queuedByteCount ?? 0
     }
 
-    /// Ends `channel`: a relay slot parks again, a home link closes; the route, if it was the
-    /// device's, waits for the device.
-    func drop(_ channel: Int, _ loop: Loop) {
+    /// Ends `channel` for `why`, the one log line of its end: a relay slot parks again, a home link
+    /// closes; the route, if it was the device's, waits for the device.
+    func drop(_ channel: Int, why: String, _ loop: Loop) {
         if let link = loop.homeLinks[channel] {
-            link.connection.close()
+            end(link, why: why, loop)
             if let device = link.device { routeEnded(channel, device: device.id, loop) }
         } else if let slot = relaySlot(holding: channel, loop) {
-            drop(slot, loop)
+            drop(slot, why: why, loop)
         }
     }
 
-    /// Closes `channel` without touching the route (the caller moved it).
-    private func close(_ channel: Int, _ loop: Loop) {
+    /// Closes `channel` for `why` (logged) without touching the route (the caller moved it).
+    private func close(_ channel: Int, why: String, _ loop: Loop) {
         if let link = loop.homeLinks[channel] {
-            link.connection.close()
+            end(link, why: why, loop)
         } else if let slot = relaySlot(holding: channel, loop) {
+            if slot.state == "connected" { log("\(slot.device.name): disconnected (\(why))") }
             slot.channel?.connection.close()
             slot.channel = nil
             slot.channelID = nil
             setState(slot, "reconnecting", loop)
         }
+    }
+
+    /// "the home network" or "the relay": the road `channel` runs on, for the log.
+    func road(of channel: Int, _ loop: Loop) -> String {
+        loop.homeLinks[channel] != nil ? "the home network" : "the relay"
     }
 
     func relaySlot(holding channel: Int, _ loop: Loop) -> Slot? {

@@ -69,8 +69,7 @@ extension HostAgent {
                 send(CompanionMessage.inputReceived(stream: stream, bytes: bytes).bytes, on: channel, loop)
             case .dropConnection(let device, let reason):
                 guard let channel = loop.routes[device] else { continue }
-                log("\(deviceName(device, loop)): broke the session protocol (\(reason)); dropped its connection")
-                drop(channel, loop)
+                drop(channel, why: "it broke the session protocol: \(reason)", loop)
             case .log(let device, let message):
                 log("\(deviceName(device, loop)): \(message)")
             }

@@ -218,7 +218,7 @@ public final class HostAgent: Sendable {
     private func forget(_ id: UUID, _ loop: Loop) {
         loop.slots[id]?.pump.stop()
         loop.slots[id] = nil
-        for link in loop.homeLinks.values where link.device?.id == id { link.connection.close() }
+        for link in loop.homeLinks.values where link.device?.id == id { end(link, why: "its pairing ended", loop) }
         loop.routes[id] = nil
         perform(loop.sessions.forget(id), loop)
         loop.statusDirty = true
@@ -281,8 +281,8 @@ public final class HostAgent: Sendable {
             checkRoom(slot, loop)
         case .frame(let frame):
             received(frame, slot, loop)
-        case .connectionEnded:
-            if slot.state == "connected" { log("\(slot.device.name): disconnected") }
+        case .connectionEnded(let end):
+            if slot.state == "connected" { log("\(slot.device.name): disconnected (\(end))") }
             slot.channel = nil
             if let channel = slot.channelID.take() { routeEnded(channel, device: id, loop) }
             setState(slot, "reconnecting", loop)
@@ -337,22 +337,25 @@ public final class HostAgent: Sendable {
                     // Only the device pinned at confirmation; anyone else is cut off at once.
                     guard ConstantTime.equal(established.remoteStaticPublicKey ?? [], slot.device.deviceKeyBytes) else {
                         log("\(slot.device.name): refused a handshake from another device key")
-                        return drop(slot, loop)
+                        return drop(slot, why: "another device key", loop)
                     }
                     log("\(slot.device.name): connected")
                     setState(slot, "connected", loop)
                     if let channel = slot.channelID { channelEstablished(channel, loop) }
                     _ = try? registry.update(slot.device.id) { $0.lastSeen = Date() }
                 case .message(let bytes):
-                    guard slot.state == "connected", let channel = slot.channelID,
-                        channelMessage(bytes, device: slot.device.id, channel: channel, loop)
-                    else { return drop(slot, loop) }
+                    guard slot.state == "connected", let channel = slot.channelID else {
+                        return drop(slot, why: "a message before the handshake ended", loop)
+                    }
+                    if let why = channelMessage(bytes, device: slot.device.id, channel: channel, loop) {
+                        return drop(slot, why: why, loop)
+                    }
                 }
             }
         } catch {
             if slot.state == "connected", restartHandshake(frame, slot, loop) { return }
-            log("\(slot.device.name): the end-to-end channel failed; parking again")
-            drop(slot, loop)
+            if slot.state != "connected" { log("\(slot.device.name): a handshake failed (\(error)); parking again") }
+            drop(slot, why: "\(error)", loop)
         }
     }
 
@@ -369,7 +372,7 @@ public final class HostAgent: Sendable {
         var channel = FramedChannel(connection: connection, handshake: handshake)
         guard (try? channel.receive(frame)) != nil else { return false }
         if let old = slot.channelID { routeEnded(old, device: slot.device.id, loop) }
-        log("\(slot.device.name): a new connection of the device took over")
+        log("\(slot.device.name): disconnected (a new connection of the device took over)")
         slot.channel = channel
         slot.channelID = loop.homeIDs.next()
         setState(slot, "parked", loop)
@@ -419,7 +422,10 @@ public final class HostAgent: Sendable {
         }
     }
 
-    func drop(_ slot: Slot, _ loop: Loop) {
+    /// Ends the slot's channel (it parks again); `why` is the channel's one log line of its end
+    /// when a device was connected on it.
+    func drop(_ slot: Slot, why: String, _ loop: Loop) {
+        if slot.state == "connected" { log("\(slot.device.name): disconnected (\(why))") }
         slot.channel?.connection.close()
         slot.channel = nil
         if let channel = slot.channelID.take() { routeEnded(channel, device: slot.device.id, loop) }

@@ -321,7 +321,8 @@ import Testing
             .home([try HomeAddress(parsing: "[fd00::7]:4610"), try HomeAddress(parsing: "169.254.3.1:4610")]),
         ]
         for message in messages {
-            #expect(CompanionMessage.isControl(message.bytes))
+            #expect(ChannelMessage.Kind(firstByteOf: message.bytes) == .control)
+            #expect(try ChannelMessage(parsing: message.bytes) == .control(message))
             #expect(try CompanionMessage(parsing: message.bytes) == message, "\(message)")
         }
         #expect(

@@ -67,7 +67,8 @@ import Testing
         for message in Self.samples {
             let bytes = message.bytes
             #expect(bytes.count <= SessionMessage.maximumLength)
-            #expect(SessionMessage.isSession(bytes), "\(message)")
+            #expect(ChannelMessage.Kind(firstByteOf: bytes) == .session, "\(message)")
+            #expect(try ChannelMessage(parsing: bytes) == .session(message))
             #expect(try Self.parse(bytes) == message)
             #expect(try Self.parse(bytes).stream == message.stream)
             kinds.insert(bytes[0])
@@ -96,19 +97,6 @@ import Testing
                 == [0x0B, 0, 0, 0, 1, 5, 0, 2, 0x6E, 0x6F])
         #expect(SessionMessage.endOfInput(stream: 1).bytes == [0x08, 0, 0, 0, 1])
         #expect(SessionMessage.close(stream: 1).bytes == [0x09, 0, 0, 0, 1])
-    }
-
-    @Test func isSessionMeansATypeByteBelowASpace() {
-        for byte in UInt8(0x01)...0x1F {
-            #expect(SessionMessage.isSession([byte]), "\(byte)")
-            #expect(SessionMessage.isSession([byte, 0x7B]))
-        }
-        #expect(!SessionMessage.isSession([UInt8(ascii: "{")]))
-        #expect(!SessionMessage.isSession(Array(#"{"ack":"status"}"#.utf8)))
-        #expect(!SessionMessage.isSession([]))
-        #expect(!SessionMessage.isSession([0x00]))
-        #expect(!SessionMessage.isSession([0x20]))
-        #expect(!SessionMessage.isSession([0xFF]))
     }
 
     @Test func anUnknownRefusalReasonReadsAsOther() throws {

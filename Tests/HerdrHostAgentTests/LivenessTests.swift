@@ -59,7 +59,7 @@ import Testing
         // relay keeps them, and only the computer's own pings can tell.
         device.signal(SIGSTOP)
         #expect(
-            agent.waitFor("phone: heard nothing for", timeout: 60),
+            agent.waitFor("phone: disconnected (heard nothing for", timeout: 60),
             "the computer dropped the silent device: \(agent.stderr)")
         #expect(agent.stderr.contains("its sessions wait for it"))
         device.signal(SIGCONT)

@@ -16,7 +16,8 @@ extension FuzzTargets {
             FuzzCheck.expect(!error.description.isEmpty, "a refusal without a reason")
             return
         }
-        FuzzCheck.expect(SessionMessage.isSession(data), "a message that is not a session message parsed")
+        FuzzCheck.expect(
+            ChannelMessage.Kind(firstByteOf: data) == .session, "a message that is not a session message parsed")
         FuzzCheck.expect(data.count <= SessionMessage.maximumLength, "a message over the length limit parsed")
         let encoded = message.bytes
         FuzzCheck.expect(

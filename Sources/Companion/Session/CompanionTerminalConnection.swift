@@ -586,42 +586,39 @@ public final class CompanionTerminalConnection: Sendable {
             return .dropped(.failed(RelayClientError(.protocolViolation, "\(error)")))
         }
         for case .message(let bytes) in outputs {
-            if CompanionMessage.isControl(bytes) {
-                switch try? CompanionMessage(parsing: bytes) {
-                case .home(let addresses):
-                    control.withLock { $0.home = addresses }
-                    emit(.homeAddresses(addresses))
-                case .ping(let id):
-                    outgoing.withLock { out in
-                        out.pong = id
-                        flush(&out)
-                    }
-                case .pong(let id):
-                    outgoing.withLock { out in
-                        if let sample = out.liveness?.pong(id, now: MonotonicClock.now) {
-                            out.window?.roundTrip(sample)
-                        }
-                    }
-                case .inputReceived(let stream, let received):
-                    // Before the resume's `started`: what the old connection did not deliver goes
-                    // first, ahead of anything typed since.
-                    guard stream == session.withLock({ $0.stream }) else { break }
-                    outgoing.withLock { out in
-                        if let resend = out.inputLog.rewind(toReceived: received) { out.input = resend + out.input }
-                    }
-                default:
-                    break
-                }
-                continue
-            }
-            guard SessionMessage.isSession(bytes) else { continue }
-            let message: SessionMessage
+            // A computer that breaks the channel's rule would break it again after a reconnect:
+            // the session ends, saying what came.
+            let message: ChannelMessage
             do {
-                message = try SessionMessage(parsing: bytes)
+                message = try ChannelMessage(parsing: bytes)
             } catch {
                 return .finished(.failed(Failure(.protocolViolation, "the computer sent \(error)")))
             }
-            if let end = handle(message) { return end }
+            switch message {
+            case .control(.home(let addresses)):
+                control.withLock { $0.home = addresses }
+                emit(.homeAddresses(addresses))
+            case .control(.ping(let id)):
+                outgoing.withLock { out in
+                    out.pong = id
+                    flush(&out)
+                }
+            case .control(.pong(let id)):
+                outgoing.withLock { out in
+                    if let sample = out.liveness?.pong(id, now: MonotonicClock.now) { out.window?.roundTrip(sample) }
+                }
+            case .control(.inputReceived(let stream, let received)):
+                // Before the resume's `started`: what the old connection did not deliver goes
+                // first, ahead of anything typed since.
+                guard stream == session.withLock({ $0.stream }) else { continue }
+                outgoing.withLock { out in
+                    if let resend = out.inputLog.rewind(toReceived: received) { out.input = resend + out.input }
+                }
+            case .control:
+                continue
+            case .session(let message):
+                if let end = handle(message) { return end }
+            }
         }
         return nil
     }

@@ -1,8 +1,8 @@
 import HerdrBase
 
 /// The terminal session protocol inside the companion channel (docs/companion.md, "The session
-/// protocol"), version 1. Each message is one channel message: a type byte below 0x20 (control
-/// messages start with `{`), then fixed big-endian fields; every field is bounded. One message fits
+/// protocol"), version 1. Each message is one channel message: a type byte from 0x01 to 0x1F
+/// (`ChannelMessage` tells the kinds apart), then fixed big-endian fields; every field is bounded. One message fits
 /// one Noise frame (at most `maximumLength` bytes), so output and input chunks are at most
 /// `maximumData` bytes.
 public enum SessionMessage: Hashable, Sendable {
@@ -46,12 +46,6 @@ public enum SessionMessage: Hashable, Sendable {
 
     enum Kind: UInt8 {
         case open = 0x01, resume, started, output, input, resize, credit, endOfInput, close, exit, refused
-    }
-
-    /// True for a session message (control messages start with `{`).
-    public static func isSession(_ bytes: [UInt8]) -> Bool {
-        guard let first = bytes.first else { return false }
-        return first >= 0x01 && first < 0x20
     }
 
     public var stream: UInt32 {

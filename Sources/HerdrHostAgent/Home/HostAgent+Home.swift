@@ -21,6 +21,8 @@ extension HostAgent {
         /// The paired device whose prologue the handshake's first message matched.
         var device: PairedDevice?
         var connected = false
+        /// The agent ended it and logged why: its `ended` event says nothing more.
+        var endLogged = false
 
         init(id: Int, connection: HomeConnection, openedAt: Double) {
             self.id = id
@@ -108,10 +110,10 @@ extension HostAgent {
             guard let link = loop.homeLinks[id] else { return }
             if link.channel == nil { return firstHomeFrame(frame, link, loop) }
             homeFrame(frame, link, loop)
-        case .home(let id, .ended):
+        case .home(let id, .ended(let end)):
             guard let link = loop.homeLinks.removeValue(forKey: id) else { return }
             guard let device = link.device, link.connected else { return }
-            log("\(device.name): disconnected from the home network")
+            if !link.endLogged { log("\(device.name): disconnected from the home network (\(end))") }
             routeEnded(id, device: device.id, loop)
         default:
             break
@@ -142,12 +144,7 @@ extension HostAgent {
         do {
             outputs = try link.channel?.receive(frame) ?? []
         } catch {
-            if link.connected {
-                log(
-                    "\(link.device?.name ?? "a device"): the end-to-end channel over the home network failed; dropped it"
-                )
-                return link.connection.close()
-            }
+            if link.connected { return drop(link.id, why: "\(error)", loop) }
             return failedHomeHandshake(link, loop, "its handshake failed")
         }
         for output in outputs {
@@ -165,11 +162,21 @@ extension HostAgent {
                 _ = try? registry.update(device.id) { $0.lastSeen = Date() }
             case .message(let bytes):
                 guard link.connected else { return link.connection.close() }
-                guard channelMessage(bytes, device: deviceID, channel: link.id, loop) else {
-                    return link.connection.close()
+                if let why = channelMessage(bytes, device: deviceID, channel: link.id, loop) {
+                    return drop(link.id, why: why, loop)
                 }
             }
         }
+    }
+
+    /// Closes `link` for `why`, the one log line of its end when a device was connected on it;
+    /// the route is the caller's.
+    func end(_ link: HomeLink, why: String, _ loop: Loop) {
+        if link.connected, !link.endLogged, let device = link.device {
+            log("\(device.name): disconnected from the home network (\(why))")
+        }
+        link.endLogged = true
+        link.connection.close()
     }
 
     private func failedHomeHandshake(_ link: HomeLink, _ loop: Loop, _ why: String) {

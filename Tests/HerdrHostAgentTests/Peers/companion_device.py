@@ -652,12 +652,17 @@ class Channel:
         self.send(data)
 
     def receive_control(self):
-        """Next control message as (key, value); session-protocol messages are skipped."""
+        """Next control message as (key, value). This device speaks no session protocol, so
+        a session message (first byte 0x01-0x1F) is out of turn; any other first byte, or an
+        empty message, ends the channel (companion.md, "Inside the channel")."""
         while True:
             msg = self.receive()
+            if not msg:
+                raise ChannelFailure("the computer sent an empty message")
+            if 0x01 <= msg[0] <= 0x1F:
+                raise ChannelFailure("the computer sent a session message while this device waits for control messages")
             if not msg.startswith(b"{"):
-                diag(f"skipping a {len(msg)}-byte session-protocol message")
-                continue
+                raise ChannelFailure(f"the computer sent a message starting with byte 0x{msg[0]:02X}")
             if len(msg) > MAX_CONTROL:
                 raise ChannelFailure("control message over 4096 bytes")
 

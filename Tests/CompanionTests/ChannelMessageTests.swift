@@ -1,0 +1,53 @@
+import Companion
+import Testing
+
+/// The channel's one rule (docs/companion.md, "Inside the channel"): a message's first byte makes
+/// it a control message (`{`), a session message (0x01–0x1F), or the end of the channel (any
+/// other byte, or no byte at all).
+@Suite struct ChannelMessageTests {
+    @Test func everyFirstByteHasItsKind() {
+        for byte in UInt8.min...UInt8.max {
+            let expected: ChannelMessage.Kind =
+                byte == UInt8(ascii: "{") ? .control : (0x01...0x1F).contains(byte) ? .session : .invalid
+            #expect(ChannelMessage.Kind(firstByteOf: [byte]) == expected, "\(byte)")
+            #expect(ChannelMessage.Kind(firstByteOf: [byte, 0x01, 0x7B]) == expected, "only the first byte counts")
+        }
+        #expect(ChannelMessage.Kind(firstByteOf: []) == .invalid, "an empty message ends the channel")
+    }
+
+    @Test(arguments: [
+        ([UInt8](), "an empty message"),
+        ([0x00], "byte 0x00"), ([0x20], "byte 0x20"), ([0x7F], "byte 0x7F"), ([0x80], "byte 0x80"),
+        ([0xFF, 0x7B], "byte 0xFF"), (Array(" {\"ack\":\"status\"}".utf8), "byte 0x20"),
+    ])
+    func aMessageOfNeitherKindIsRefusedSayingWhatItWas(bytes: [UInt8], said: String) {
+        #expect {
+            try ChannelMessage(parsing: bytes)
+        } throws: { error in
+            (error as? ChannelMessageError)?.description.contains(said) == true
+        }
+    }
+
+    @Test func eachKindParsesWithItsOwnCodec() throws {
+        #expect(try ChannelMessage(parsing: Array(#"{"ack":"status"}"#.utf8)) == .control(.statusAcknowledged))
+        #expect(
+            try ChannelMessage(parsing: SessionMessage.close(stream: 7).bytes) == .session(.close(stream: 7)))
+        // A control message of a later version (a key this side does not know) is no error.
+        #expect(try ChannelMessage(parsing: Array(#"{"ping":1}"#.utf8)) == .control(.unknown("ping")))
+    }
+
+    @Test(arguments: [
+        (Array(#"{"ack":"nope"}"#.utf8), "a malformed control message (an ack of something unknown)"),
+        (Array("{".utf8), "a malformed control message"),
+        ([0x0C, 0, 0, 0, 1], "a malformed session message (an unknown session message type 12)"),
+        ([0x1F], "a malformed session message (an unknown session message type 31)"),
+        ([0x06, 0, 0, 0, 1, 0, 0, 0, 0], "a malformed session message (a window of 0×0 cells"),
+    ])
+    func aMalformedMessageOfEitherKindIsRefusedSayingWhy(bytes: [UInt8], said: String) {
+        #expect {
+            try ChannelMessage(parsing: bytes)
+        } throws: { error in
+            (error as? ChannelMessageError)?.description.hasPrefix(said) == true
+        }
+    }
+}

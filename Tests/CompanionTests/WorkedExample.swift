@@ -1,0 +1,353 @@
+import Companion
+import Foundation
+import HerdrCrypto
+import HerdrKit
+import HomeRoad
+import Noise
+import RelayClient
+import RelayProtocol
+
+/// docs/companion.md's worked example, made by the real code: the companion code, the relay's
+/// admission frames and join transcripts, the Noise handshakes (with fixed ephemeral keys, the
+/// Noise code's test-only knob), every application message and the frame that carries it, one
+/// pairing and one session. `WorkedExampleTests` compares it with the doc's text.
+struct WorkedExample {
+    /// `count` bytes of `byte`: every fixed input is one, so a reader can type it.
+    static func repeated(_ byte: UInt8, _ count: Int) -> [UInt8] { [UInt8](repeating: byte, count: count) }
+
+    let origin = "https://relay.example.com"
+    let computerStatic: KeyPair
+    let deviceStatic: KeyPair
+    let pairingID = repeated(0x07, 16)
+    let roomSecret = repeated(0x08, 32)
+    let sessionToken = repeated(0x0B, 16)
+    /// The relay's challenges and registration tokens, as it sent them.
+    let nonces: [String: [UInt8]] = [
+        "pairing mac": repeated(0x09, 32), "pairing phone": repeated(0x0A, 32), "session mac": repeated(0x0D, 32),
+        "session phone": repeated(0x0E, 32),
+    ]
+    let tokens: [String: [UInt8]] = ["pairing": repeated(0x0C, 24), "session": repeated(0x0F, 24)]
+    /// `x` of the code: 2027-01-01T00:02:00Z, two minutes after the computer made it.
+    let expiry = Date(timeIntervalSince1970: 1_798_761_720)
+
+    private var out: [String] = []
+
+    init() throws {
+        computerStatic = try KeyPair(privateKey: Self.repeated(0x01, 32))
+        deviceStatic = try KeyPair(privateKey: Self.repeated(0x02, 32))
+    }
+
+    // MARK: - Formatting
+
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+
+    /// Hex in lines of 32 bytes, for a code block.
+    static func hexLines(_ bytes: [UInt8]) -> [String] {
+        stride(from: 0, to: max(bytes.count, 1), by: 32).map { hex(bytes[$0..<min($0 + 32, bytes.count)]) }
+    }
+
+    private mutating func line(_ text: String = "") { out.append(text) }
+
+    private mutating func block(_ lines: [String]) {
+        line("```")
+        out += lines
+        line("```")
+    }
+
+    /// A numbered step's line (the doc's list), then an optional block.
+    private mutating func step(_ text: String, _ lines: [String]? = nil) {
+        line("- \(text)")
+        if let lines {
+            line()
+            block(lines)
+        }
+        line()
+    }
+
+    // MARK: - The example
+
+    mutating func markdown() throws -> String {
+        out = []
+        let pid = Base64URL.encode(pairingID)
+        let code = try self.code()
+        let room = code.room
+        let key = try RelayJoinKey(roomSecret: roomSecret)
+
+        line("Every value below comes from the code: `Tests/CompanionTests/WorkedExample.swift` writes this text")
+        line("and `WorkedExampleTests` checks it. The keys are fixed so that it can be reproduced (never use")
+        line("them): each input is one byte repeated. Hex is lowercase, 32 bytes to a line. A frame is one")
+        line("WebSocket binary message: a Noise message; after the handshake, the transport message of the")
+        line("flag byte `00` (the last chunk) and the application message, encrypted with the sender's key and")
+        line("nonce (each side counts its frames from 0).")
+        line()
+        line("| input | value |")
+        line("|---|---|")
+        line("| computer static private key | 32 × `01`; public (`rs`) `\(Self.hex(computerStatic.publicKey))` |")
+        line("| device static private key | 32 × `02`; public `\(Self.hex(deviceStatic.publicKey))` |")
+        line(
+            "| ephemeral private keys | pairing: device 32 × `03`, computer 32 × `04`; session: device 32 × `05`, computer 32 × `06` |"
+        )
+        line("| `pid` | 16 × `07`: `\(pid)` |")
+        line("| room secret | 32 × `08`; join key's verifier V `\(Self.hex(key.verifier.raw))` |")
+        line(
+            "| the relay's challenges | pairing: mac 32 × `09`, phone 32 × `0a`; session: mac 32 × `0d`, phone 32 × `0e` |"
+        )
+        line("| registration tokens | pairing 24 × `0c`, session 24 × `0f` |")
+        line("| session token | 16 × `0b` |")
+        line()
+
+        line("### One pairing")
+        line()
+        step(
+            "`herdr-host pair --relay \(origin)` on a computer named `studio` shows (it was 2027-01-01T00:00:00Z):",
+            [code.url])
+        step(
+            "The room is `\(room)`; the prologue is `\(String(decoding: CompanionProfile.herdrRemote.prologue(pid: pid), as: UTF8.self))`."
+        )
+        admission(role: .mac, room: room, nonce: nonces["pairing mac"]!, key: nil, token: nil)
+        admission(role: .phone, room: room, nonce: nonces["pairing phone"]!, key: nil, token: tokens["pairing"])
+        var (device, computer) = try handshake(
+            pid: pid, deviceEphemeral: Self.repeated(0x03, 32), computerEphemeral: Self.repeated(0x04, 32))
+        guard let hash = device.established?.handshakeHash else { throw WorkedExampleError("no handshake hash") }
+        let sas = try CompanionProfile.herdrRemote.sas(handshakeHash: hash)
+        step(
+            "The handshake hash is `\(Self.hex(hash))`; the device shows `Type this code on studio: \(sas.prefix(3)) \(sas.suffix(3))`, and the person types it on the computer."
+        )
+        var counters = (device: 0, computer: 0)
+        try message(
+            CompanionMessage.pairing(accepted: true), from: &computer, to: &device, counter: &counters.computer,
+            computerToDevice: true)
+        let pairingStatus = CompanionMessage.status(.init(name: "phone", roomSecret: roomSecret, registered: false))
+        try message(pairingStatus, from: &device, to: &computer, counter: &counters.device, computerToDevice: false)
+        try message(
+            .home([try HomeAddress(parsing: "[fd00::7]:4610")]), from: &computer, to: &device,
+            counter: &counters.computer, computerToDevice: true)
+        try message(
+            .statusAcknowledged, from: &computer, to: &device, counter: &counters.computer, computerToDevice: true)
+        step(
+            "The device calls `POST /register` (`x-relay-room: \(room.prefix(8))…`, `User-Agent: iTerm2Companion`, `Content-Type: application/json`) with its admission's token and V:",
+            [
+                "{\"registrationToken\":\"\(Data(tokens["pairing"]!).base64EncodedString())\",\"verifier\":\"\(Data(key.verifier.raw).base64EncodedString())\"}"
+            ])
+        try message(.registered, from: &device, to: &computer, counter: &counters.device, computerToDevice: false)
+        step("Both sides close; the room is established, and the computer's `herdr-host run` parks in it.")
+
+        line("### One session")
+        line()
+        line("A later `herdr-remote connect studio`, `herdr-host run` parked: fresh admissions, signed now, and a")
+        line("fresh handshake.")
+        line()
+        admission(role: .mac, room: room, nonce: nonces["session mac"]!, key: key, token: nil)
+        admission(role: .phone, room: room, nonce: nonces["session phone"]!, key: key, token: tokens["session"])
+        (device, computer) = try handshake(
+            pid: pid, deviceEphemeral: Self.repeated(0x05, 32), computerEphemeral: Self.repeated(0x06, 32))
+        counters = (0, 0)
+        let status = CompanionMessage.status(.init(name: "phone", roomSecret: roomSecret, registered: true))
+        try message(status, from: &device, to: &computer, counter: &counters.device, computerToDevice: false)
+        try message(
+            .statusAcknowledged, from: &computer, to: &device, counter: &counters.computer, computerToDevice: true)
+        try message(
+            .home([try HomeAddress(parsing: "[fd00::7]:4610")]), from: &computer, to: &device,
+            counter: &counters.computer, computerToDevice: true)
+        let window = 4 * 1024 * 1024
+        let session: [(SessionMessage, Bool, String)] = [
+            (
+                .open(stream: 1, name: nil, cols: 80, rows: 24, window: window), false,
+                "open: version 1, stream 1, 80×24, window 4 MiB, no name (herdr's default session)"
+            ),
+            (
+                .started(stream: 1, token: sessionToken, offset: 0, window: window), true,
+                "started: stream 1, the token, offset 0, window 4 MiB"
+            ),
+            (.output(stream: 1, offset: 0, data: Array("$ ".utf8)), true, "output: stream 1, offset 0, `$ `"),
+            (.input(stream: 1, data: Array("exit\r".utf8)), false, "input: stream 1, `exit` and a carriage return"),
+            (.output(stream: 1, offset: 2, data: Array("exit\r\n".utf8)), true, "output: stream 1, offset 2, the echo"),
+            (
+                .exit(stream: 1, end: 8, status: 0, signal: nil), true,
+                "exit: stream 1, end 8, has status 1, status 0, no signal name"
+            ),
+            (.close(stream: 1), false, "close: stream 1"),
+        ]
+        for (message, computerToDevice, what) in session {
+            if computerToDevice {
+                try self.message(
+                    message, what, from: &computer, to: &device, counter: &counters.computer, computerToDevice: true)
+            } else {
+                try self.message(
+                    message, what, from: &device, to: &computer, counter: &counters.device, computerToDevice: false)
+            }
+        }
+        step(
+            "The device ends with status 0. Had it credited output (every quarter of the window: after 1 MiB on its screen), the credit would have been `\(Self.fields(SessionMessage.credit(stream: 1, consumed: 1 << 20)))`."
+        )
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    /// The code `herdr-host pair` shows.
+    func code() throws -> CompanionCode {
+        CompanionCode(
+            staticPublicKey: computerStatic.publicKey, pairingID: pairingID,
+            relay: try RelayEndpoint(parsing: origin), computerName: "studio", expiresAt: expiry,
+            home: [try HomeAddress(parsing: "[fd00::7]:4610")])
+    }
+
+    // MARK: - Steps
+
+    /// Hello, Challenge, Proof (with the join transcript when signed), Result.
+    private mutating func admission(role: RelayRole, room: String, nonce: [UInt8], key: RelayJoinKey?, token: [UInt8]?)
+    {
+        let who = role == .mac ? "The computer (`mac`)" : "The device (`phone`)"
+        line(
+            "- \(who) opens `GET /` with `x-relay-room: \(room.prefix(8))…` and `User-Agent: iTerm2Companion`; its admission:"
+        )
+        line()
+        var frames = [
+            "→ " + RelayHello(role: role).json, "← " + RelayChallenge(nonce: nonce).json,
+        ]
+        var transcript: [UInt8]?
+        if let key {
+            transcript = RelayTranscript.join(role: role, nonce: nonce, room: room, origin: origin)
+            frames.append(
+                "→ "
+                    + RelayProof.signature(
+                        (try? key.signJoin(role: role, nonce: nonce, room: room, origin: origin)) ?? []
+                    ).json)
+        } else {
+            frames.append("→ " + RelayProof.empty.json)
+        }
+        frames.append("← " + RelayResult.admitted(registrationToken: token).json)
+        block(frames)
+        if let transcript {
+            line()
+            line(
+                "  signed with the join key over the join transcript, each field after its length (u32, big-endian): the domain, `01`, the role, the challenge's 32 raw bytes, the room's 64 characters, the origin (texts as their UTF-8):"
+            )
+            line()
+            block(Self.canonicalFields(transcript, text: [0, 4, 5]))
+        }
+        line()
+    }
+
+    /// The three XK messages with fixed ephemerals; the two established channels.
+    private mutating func handshake(pid: String, deviceEphemeral: [UInt8], computerEphemeral: [UInt8]) throws
+        -> (device: CompanionChannel, computer: CompanionChannel)
+    {
+        let prologue = CompanionProfile.herdrRemote.prologue(pid: pid)
+        var device = CompanionChannel(
+            handshake: try CompanionHandshake(
+                pattern: .xk, initiator: true, prologue: prologue, s: deviceStatic, rs: computerStatic.publicKey,
+                insecureFixedEphemeralForTestsOnly: try KeyPair(privateKey: deviceEphemeral)))
+        var computer = CompanionChannel(
+            handshake: try CompanionHandshake(
+                pattern: .xk, initiator: false, prologue: prologue, s: computerStatic,
+                insecureFixedEphemeralForTestsOnly: try KeyPair(privateKey: computerEphemeral)))
+        let first = try Self.frame(try device.start())
+        let second = try Self.frame(try computer.receive(first))
+        let third = try Self.frame(try device.receive(second))
+        _ = try computer.receive(third)
+        guard device.isEstablished, computer.isEstablished,
+            computer.established?.remoteStaticPublicKey == deviceStatic.publicKey
+        else { throw WorkedExampleError("the handshake did not complete") }
+        line("- The Noise handshake, one WebSocket binary message each (empty payloads):")
+        line()
+        block(
+            ["→ message 1 (e, es), \(first.count) bytes:"] + Self.hexLines(first)
+                + ["← message 2 (e, ee), \(second.count) bytes:"] + Self.hexLines(second)
+                + ["→ message 3 (s, se), \(third.count) bytes:"] + Self.hexLines(third))
+        line()
+        return (device, computer)
+    }
+
+    private mutating func message(
+        _ message: CompanionMessage, from sender: inout CompanionChannel, to receiver: inout CompanionChannel,
+        counter: inout Int, computerToDevice: Bool
+    ) throws {
+        let text = String(decoding: message.bytes, as: UTF8.self)
+        try carry(
+            message.bytes, "`\(text)`", from: &sender, to: &receiver, counter: &counter,
+            computerToDevice: computerToDevice)
+    }
+
+    private mutating func message(
+        _ message: SessionMessage, _ what: String, from sender: inout CompanionChannel,
+        to receiver: inout CompanionChannel, counter: inout Int, computerToDevice: Bool
+    ) throws {
+        try carry(
+            message.bytes, "\(what): `\(Self.fields(message))`", from: &sender, to: &receiver, counter: &counter,
+            computerToDevice: computerToDevice)
+    }
+
+    /// One application message: what it is, and the frame (flag byte `00` and the message,
+    /// encrypted with the sender's nonce `counter`) that the receiving channel reads back.
+    private mutating func carry(
+        _ bytes: [UInt8], _ what: String, from sender: inout CompanionChannel, to receiver: inout CompanionChannel,
+        counter: inout Int, computerToDevice: Bool
+    ) throws {
+        let frames = try sender.send(bytes)
+        guard frames.count == 1 else { throw WorkedExampleError("a message of more than one frame") }
+        guard try receiver.receive(frames[0]) == [.deliver(bytes)] else {
+            throw WorkedExampleError("the other side read something else")
+        }
+        line(
+            "- \(computerToDevice ? "computer → device" : "device → computer"), \(what); its frame (nonce \(counter)):")
+        line()
+        block(Self.hexLines(frames[0]))
+        line()
+        counter += 1
+    }
+
+    // MARK: - Fields
+
+    private static func frame(_ actions: [CompanionChannel.Action]) throws -> [UInt8] {
+        for case .send(let frame) in actions { return frame }
+        throw WorkedExampleError("no frame to send")
+    }
+
+    /// A session message's fields in hex, a space between fields (the layout of "The session
+    /// protocol"); checked to be the message's bytes.
+    static func fields(_ message: SessionMessage) -> String {
+        let bytes = message.bytes
+        let widths: [Int]
+        switch message {
+        case .open(_, let name, _, _, _): widths = [1, 1, 4, 2, 2, 4, 1, name?.utf8.count ?? 0]
+        case .started: widths = [1, 4, 16, 8, 4]
+        case .output: widths = [1, 4, 8, bytes.count - 13]
+        case .input: widths = [1, 4, bytes.count - 5]
+        case .credit: widths = [1, 4, 8]
+        case .close, .endOfInput: widths = [1, 4]
+        case .exit(_, _, _, let signal): widths = [1, 4, 8, 1, 4, 1, signal?.utf8.count ?? 0]
+        default: widths = [bytes.count]
+        }
+        var parts: [String] = []
+        var index = 0
+        for width in widths where width > 0 {
+            parts.append(hex(bytes[index..<index + width]))
+            index += width
+        }
+        precondition(index == bytes.count, "the fields of \(message) do not cover its bytes")
+        return parts.joined(separator: " ")
+    }
+
+    /// A canonical encoding, one field to a line: its length in hex, then the field, in hex or, for
+    /// the fields at `text`, as the text whose UTF-8 it is.
+    static func canonicalFields(_ bytes: [UInt8], text: Set<Int>) -> [String] {
+        var lines: [String] = []
+        var index = 0
+        while index + 4 <= bytes.count {
+            let length = bytes[index..<index + 4].reduce(0) { $0 << 8 | Int($1) }
+            let field = bytes[index + 4..<index + 4 + length]
+            let shown = text.contains(lines.count) ? "\"\(String(decoding: field, as: UTF8.self))\"" : hex(field)
+            lines.append(hex(bytes[index..<index + 4]) + " " + shown)
+            index += 4 + length
+        }
+        precondition(index == bytes.count, "not a canonical encoding")
+        return lines
+    }
+}
+
+struct WorkedExampleError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
