@@ -35,7 +35,7 @@ let package = Package(
                 "Noise", "HerdrCrypto", "HerdrBase", "RelayClient", "RelayProtocol", "HomeRoad", "NetworkPath",
             ]),
         // An SSH client connection over libssh2, on a thread of its own.
-        .target(name: "SSHClient", dependencies: ["CLibSSH2", "CSystem", "HerdrCrypto"]),
+        .target(name: "SSHClient", dependencies: ["CLibSSH2", "CSystem", "HerdrCrypto", "NetworkPath"]),
         // What every herdr library shares: atomic files and locks, the config directory, herdr:// links
         // and their rules, herdr session names. HerdrKit re-exports it.
         .target(name: "HerdrBase", dependencies: ["HerdrCrypto"]),
@@ -80,7 +80,7 @@ let package = Package(
             name: "HerdrHostAgent",
             dependencies: [
                 "Companion", "RelayClient", "RelayProtocol", "HerdrKit", "HerdrCrypto", "Noise", "CLISupport",
-                "HomeRoad", "PeerGate", "PeerGateListener",
+                "HomeRoad", "PeerGate", "PeerGateListener", "NetworkPath",
             ]),
         .executableTarget(
             name: "herdr-host",
@@ -190,7 +190,7 @@ let package = Package(
             name: "CompanionTests",
             dependencies: [
                 "Companion", "HerdrKit", "RelayClient", "RelayProtocol", "HerdrCrypto", "Noise", "TestSupport",
-                "HomeRoad",
+                "HomeRoad", "NetworkPath",
             ]),
         .testTarget(
             name: "HerdrHostAgentTests",

@@ -1,5 +1,6 @@
 import Companion
 import Foundation
+import NetworkPath
 import RelayClient
 
 /// The computer's side of liveness (docs/companion.md, "Liveness"): every established channel,

@@ -5,6 +5,7 @@ import Glibc
 import HerdrCrypto
 import HerdrKit
 import HomeRoad
+import NetworkPath
 import Noise
 import PeerGateListener
 import RelayClient

@@ -1,5 +1,7 @@
 import CLibSSH2
 import Glibc
+import NetworkPath
+import Synchronization
 
 /// The data phase of a connection: stdin, window changes, EOF, keepalives and output over one
 /// libssh2 channel, driven by `poll` on the connection's thread. Returns when the remote sends EOF.
@@ -13,6 +15,11 @@ import Glibc
 ///   the pump checks `read_avail` before it sleeps.
 /// - Output is handed over one chunk at a time; nothing more is read until it is acknowledged,
 ///   so unread output waits in the server's SSH window.
+///
+/// Liveness as on the other roads (`PathLiveness`), keepalives as its pings: one follows a
+/// keystroke within 0.25 s and one goes after `keepaliveInterval` of quiet; one out with nothing
+/// at all heard for max(1 s, 4 × the smoothed round trip) ends the connection as lost (the
+/// session then reattaches), as does the kernel saying the socket's address or route went away.
 final class ChannelPump {
     /// The channel request used as a keepalive. Once the command runs, sshd answers any `env`
     /// request with a failure, and libssh2 consumes that reply. (libssh2's own keepalive leaves
@@ -30,7 +37,14 @@ final class ChannelPump {
     private let endpoint: String
     private let emit: (SSHEvent) -> Void
     private let interval: Double
-    private let silenceLimit: Double
+    private var liveness: PathLiveness
+    /// The keepalive out (the ping `liveness` counts) and when it left.
+    private var keepaliveID: UInt32?
+    /// Set by the route monitor's thread: how the network moved away from under the socket.
+    private final class NetworkChange: Sendable {
+        let text = Mutex<String?>(nil)
+    }
+    private let networkChange = NetworkChange()
 
     private var input: [UInt8] = []
     private var inputOffset = 0
@@ -64,15 +78,29 @@ final class ChannelPump {
         self.endpoint = endpoint
         self.emit = emit
         interval = Double(max(configuration.keepaliveInterval, 1))
-        silenceLimit = interval * Double(max(configuration.keepaliveCountMax, 1))
+        var settings = PathLiveness.Settings()
+        settings.idlePing = interval
+        liveness = PathLiveness(settings: settings, now: Monotonic.now)
         readBuffer = [UInt8](repeating: 0, count: SSHConnectionWorker.readBufferSize)
     }
 
     /// Pumps until the remote sends EOF (then returns) or the connection fails or is cancelled.
     func run() throws(SSHConnectionStop) {
         callbacks.lastReceive = Monotonic.now
+        let endpoints = SocketEndpoints(connected: socket.fd)
+        let (change, wake) = (networkChange, control.wake)
+        let monitor = try? RouteMonitor {
+            guard let moved = endpoints?.change() else { return }
+            change.text.withLock { $0 = $0 ?? moved }
+            wake.signal()
+        }
+        defer { monitor?.stop() }
         while true {
             if control.isCancelled { throw .cancelled }
+            if let moved = networkChange.text.withLock({ $0 }) {
+                throw .failure(
+                    SSHFailure(.connectionLost, "Connection to \(endpoint) lost: the network changed (\(moved))"))
+            }
             takeRequests()
             waitingForWindow = false
             readWouldBlock = false
@@ -87,9 +115,14 @@ final class ChannelPump {
                 if halfSent == nil { try perform(.write) }
             }
             if halfSent == nil && endOfInputRequested && !endOfInputSent && input.isEmpty { try perform(.endOfInput) }
-            let quiet = Monotonic.now - callbacks.lastReceive
-            if halfSent == nil && !outputOutstanding && (keepaliveInFlight || quiet >= interval) {
-                try perform(.keepalive)
+            liveness.heard(now: callbacks.lastReceive)
+            if halfSent == nil && !outputOutstanding {
+                if keepaliveInFlight {
+                    try perform(.keepalive)
+                } else if let id = liveness.pingIfDue(now: Monotonic.now) {
+                    keepaliveID = id
+                    try perform(.keepalive)
+                }
             }
             if halfSent == nil && !outputOutstanding {
                 try perform(.read)
@@ -102,14 +135,15 @@ final class ChannelPump {
                 if libssh2_channel_eof(channel.raw) == 1 { return }
             }
 
-            let silence = Monotonic.now - callbacks.lastReceive
-            if !outputOutstanding && silence > silenceLimit {
+            liveness.heard(now: callbacks.lastReceive)
+            if !outputOutstanding, let silence = liveness.suspicion(now: Monotonic.now) {
                 throw .failure(
                     SSHFailure(
-                        .connectionLost, "Connection to \(endpoint) lost: no answer to keepalives for \(Int(silence)) s"
+                        .connectionLost,
+                        "Connection to \(endpoint) lost: nothing heard for \(String(format: "%.1f", silence)) s with a keepalive out"
                     ))
             }
-            try sleep(silence: silence)
+            try sleep()
         }
     }
 
@@ -144,7 +178,7 @@ final class ChannelPump {
             case .acknowledgeOutput:
                 outputOutstanding = false
                 // Silence while the consumer held us back is not the peer's fault.
-                callbacks.lastReceive = max(callbacks.lastReceive, Monotonic.now - interval)
+                liveness.heard(now: Monotonic.now)
             }
         }
     }
@@ -163,6 +197,7 @@ final class ChannelPump {
                 trace("write \(end - inputOffset) -> \(written)")
                 if written > 0 {
                     inputOffset += written
+                    liveness.sentSessionMessage()
                 } else if written == Int(LIBSSH2_ERROR_EAGAIN) {
                     blocked(.write)
                     break
@@ -203,6 +238,7 @@ final class ChannelPump {
                 blocked(.keepalive)
             case 0, LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED:
                 keepaliveInFlight = false  // answered: the peer is alive
+                if let id = keepaliveID.take() { liveness.pong(id, now: Monotonic.now) }
             default:
                 throw .failure(lost())
             }
@@ -261,7 +297,7 @@ final class ChannelPump {
             heldStderr.removeAll(keepingCapacity: true)
             guard delivered else { throw .cancelled }
             // The sink returned: the consumer took it, as an acknowledgement would say.
-            callbacks.lastReceive = max(callbacks.lastReceive, Monotonic.now - interval)
+            liveness.heard(now: Monotonic.now)
             return true
         }
         outputOutstanding = true
@@ -272,7 +308,7 @@ final class ChannelPump {
     }
 
     /// Sleeps in `poll` until the socket, a request, or the next keepalive deadline needs attention.
-    private func sleep(silence: Double) throws(SSHConnectionStop) {
+    private func sleep() throws(SSHConnectionStop) {
         let directions = session.blockDirections
         var events: Int16 = 0
         if halfSent != nil {
@@ -284,7 +320,7 @@ final class ChannelPump {
             pollfd(fd: socket.fd, events: events, revents: 0),
             pollfd(fd: control.wake.fd, events: Int16(POLLIN), revents: 0),
         ]
-        let untilNext = keepaliveInFlight ? silenceLimit - silence : interval - silence
+        let untilNext = liveness.nextDeadline() - Monotonic.now
         let timeout = Int32(max(0.01, min(untilNext, interval)) * 1000)
         trace(
             "poll events=\(events) timeout=\(timeout) halfSent=\(String(describing: halfSent)) outstanding=\(outputOutstanding) keepalive=\(keepaliveInFlight)"

@@ -89,10 +89,10 @@ public struct SSHConnectionConfiguration: Sendable {
     public var connectTimeout: Duration
     /// The whole key exchange and authentication must finish within this time.
     public var handshakeTimeout: Duration
-    /// Seconds between keepalive requests once the session runs; the peer is declared lost when
-    /// nothing at all arrives for `keepaliveInterval × keepaliveCountMax`.
+    /// Seconds of quiet before a keepalive request once the session runs (one also follows each
+    /// keystroke); the peer is declared lost when one is out and nothing at all arrives for
+    /// max(1 s, 4 × the smoothed round trip) (`PathLiveness`).
     public var keepaliveInterval: Int
-    public var keepaliveCountMax: Int
     /// The SSH receive window offered to the server: the most output that can be in flight.
     public var receiveWindow: Int
     /// The most output handed to the consumer in one chunk.
@@ -107,7 +107,7 @@ public struct SSHConnectionConfiguration: Sendable {
         credentials: SSHCredentials, pty: PTYRequest?, command: String,
         peerAddressCheck: (@Sendable (String) -> String?)? = nil,
         connectTimeout: Duration = .seconds(10), handshakeTimeout: Duration = .seconds(60),
-        keepaliveInterval: Int = 15, keepaliveCountMax: Int = 3,
+        keepaliveInterval: Int = 5,
         receiveWindow: Int = 2 * 1024 * 1024, maximumChunk: Int = 1024 * 1024
     ) {
         self.host = host
@@ -121,7 +121,6 @@ public struct SSHConnectionConfiguration: Sendable {
         self.connectTimeout = connectTimeout
         self.handshakeTimeout = handshakeTimeout
         self.keepaliveInterval = keepaliveInterval
-        self.keepaliveCountMax = keepaliveCountMax
         self.receiveWindow = receiveWindow
         self.maximumChunk = maximumChunk
     }

@@ -1,4 +1,5 @@
 import Companion
+import NetworkPath
 import Testing
 
 /// `PathLiveness` with the time passed in: when it pings, what it learns from pongs, and when a

@@ -361,7 +361,6 @@ public final class TerminalSession {
             pty: PTYRequest(cols: size.cols, rows: size.rows), command: command)
         configuration.connectTimeout = options.connectTimeout
         configuration.keepaliveInterval = options.keepaliveInterval
-        configuration.keepaliveCountMax = options.keepaliveCountMax
         configuration.receiveWindow = options.receiveWindow
         configuration.maximumChunk = options.maximumChunk
         if let direct = options.directOutput {

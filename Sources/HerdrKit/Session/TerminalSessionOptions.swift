@@ -3,9 +3,8 @@ import SSHClient
 
 /// Tuning for a terminal session; the defaults suit an interactive terminal on a tailnet.
 public struct TerminalSessionOptions: Sendable {
-    /// Seconds between SSH keepalives; the peer is lost after `keepaliveCountMax` silent intervals.
-    public var keepaliveInterval: Int = 15
-    public var keepaliveCountMax: Int = 3
+    /// Seconds of quiet before an SSH keepalive (SSHConnectionConfiguration.keepaliveInterval).
+    public var keepaliveInterval: Int = 5
     public var connectTimeout: Duration = .seconds(10)
     public var reconnect = ReconnectPolicy()
     /// A clean exit (status 0) sooner than this after connecting counts as a failure: Windows

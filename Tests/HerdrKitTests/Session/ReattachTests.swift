@@ -78,4 +78,32 @@ struct ReattachTests {
         try await harness.waitUntil("reattached", timeout: 20) { session.state == .connected }
         session.disconnect()
     }
+
+    @Test("this device's address going away ends the connection at once, and it reattaches once it is back")
+    func aVanishedAddressIsNoticedAtOnce() async throws {
+        let namespace = try TestNetworkNamespace()
+        defer { namespace.remove() }
+        var options = SSHServer.Options()
+        options.listenAddress = namespace.innerAddress
+        options.networkNamespace = namespace.name
+        let server = try SSHServer(options)
+        defer { server.destroy() }
+        let harness = try SessionHarness(server: server)
+        // An idle keepalive this slow cannot be what notices: only the kernel's news can.
+        var sessionOptions = TerminalSessionOptions.fastForTests
+        sessionOptions.keepaliveInterval = 60
+        let session = harness.session(harness.profile(session: "netchange"), options: sessionOptions)
+        await session.connect(cols: 80, rows: 24)
+        #expect(session.state == .connected)
+        let ip = try ProcessRunner.which("ip")
+        let address = ["\(namespace.rootAddress)/24", "dev", namespace.rootInterface]
+        _ = try ProcessRunner.run(ip, ["addr", "del"] + address, check: true)
+        try await harness.waitUntil("network change noticed", timeout: 10) {
+            if case .reconnecting(_, let reason) = session.state { return reason.contains("the network changed") }
+            return false
+        }
+        _ = try ProcessRunner.run(ip, ["addr", "add"] + address, check: true)
+        try await harness.waitUntil("reattached", timeout: 30) { session.state == .connected }
+        session.disconnect()
+    }
 }

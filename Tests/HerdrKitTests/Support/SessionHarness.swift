@@ -93,7 +93,6 @@ extension TerminalSessionOptions {
     static var fastForTests: TerminalSessionOptions {
         var options = TerminalSessionOptions()
         options.keepaliveInterval = 1
-        options.keepaliveCountMax = 3
         options.connectTimeout = .seconds(5)
         options.reconnect = ReconnectPolicy(
             initialDelay: .milliseconds(200), maximumDelay: .seconds(1), maximumAttempts: 20)

@@ -1,10 +1,11 @@
-/// One side's idea of whether the channel's path still carries anything, without waiting for TCP
-/// (docs/companion.md, "Liveness"): a smoothed round-trip time from its own pings, and a ping
-/// whenever an answer is owed. Something is owed when a ping is out: one follows every session
-/// message that wants an answer (a keystroke, a credit, a resize) within `coverDelay`, and one goes
-/// after `idlePing` of hearing nothing. A ping out with nothing at all heard for
-/// max(`minimumSilence`, 4 × smoothed RTT) makes the path suspect: the device then races a fresh
-/// connection. Anything heard (any frame) clears the suspicion. Pure: the time is passed in.
+/// One side's idea of whether a connection's path still carries anything, without waiting for
+/// TCP (docs/companion.md, "Liveness"; the SSH road keeps one too, its keepalives as the pings): a
+/// smoothed round-trip time from its own pings, and a ping whenever an answer is owed. Something
+/// is owed when a ping is out: one follows every message that wants an answer (a keystroke, a
+/// credit, a resize) within `coverDelay`, and one goes after `idlePing` of hearing nothing. A
+/// ping out with nothing at all heard for max(`minimumSilence`, 4 × smoothed RTT) makes the path
+/// suspect: the device then races a fresh connection. Anything heard (any frame) clears the
+/// suspicion. Pure: the time is passed in.
 public struct PathLiveness: Sendable {
     public struct Settings: Sendable, Hashable {
         /// Seconds of hearing nothing before an idle ping.
