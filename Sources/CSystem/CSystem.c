@@ -4,6 +4,8 @@
 #include <sys/eventfd.h>
 #include <sys/fsuid.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <unistd.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -169,4 +171,13 @@ int csystem_route_monitor_open(void) {
         return -1;
     }
     return fd;
+}
+
+int csystem_tcp_interactive(int fd) {
+    int one = 1;
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) return -1;
+    // Best effort (Linux 3.12+): without it the kernel only queues more before the window.
+    int unsent = CSYSTEM_TCP_UNSENT_LIMIT;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &unsent, sizeof unsent);
+    return 0;
 }

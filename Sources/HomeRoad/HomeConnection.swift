@@ -137,7 +137,7 @@ public final class HomeConnection: FramePipe {
         var userTimeout = options.userTimeout
         let intSize = socklen_t(MemoryLayout<Int32>.size)
         // Best effort: a socket without them still works, it only notices a dead link later.
-        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, intSize)
+        _ = csystem_tcp_interactive(fd)
         _ = setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, intSize)
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPIDLE, &idle, intSize)
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPINTVL, &interval, intSize)

@@ -83,8 +83,7 @@ final class RelayTransport {
                 lastError = String(cString: strerror(errno))
                 continue
             }
-            var one: Int32 = 1
-            _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            _ = csystem_tcp_interactive(fd)
             if Glibc.connect(fd, entry.pointee.ai_addr, entry.pointee.ai_addrlen) == 0 { return fd }
             guard errno == EINPROGRESS else {
                 lastError = String(cString: strerror(errno))

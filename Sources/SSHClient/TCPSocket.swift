@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 
 /// Owns one connected TCP socket file descriptor, closed in deinit.
@@ -67,9 +68,7 @@ final class TCPSocket {
                 refusal = SSHFailure(.peerRefused, reason)
                 continue
             }
-            var one: Int32 = 1
-            // Keystrokes are tiny; Nagle's algorithm would hold them back.
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            _ = csystem_tcp_interactive(fd)
             candidate = nil
             return TCPSocket(fd: fd, peerAddress: peer)
         }

@@ -82,4 +82,13 @@ long long csystem_monotonic_nanoseconds(void);
 /// and route changes, IPv4 and IPv6; -1 with errno on failure (nothing left open).
 int csystem_route_monitor_open(void);
 
+/// Bytes a TCP socket of ours may hold written but not yet sent (TCP_NOTSENT_LOWAT).
+#define CSYSTEM_TCP_UNSENT_LIMIT (128 * 1024)
+
+/// An interactive TCP socket on every road: TCP_NODELAY (keystrokes are tiny; Nagle would hold
+/// them back), and TCP_NOTSENT_LOWAT at CSYSTEM_TCP_UNSENT_LIMIT, so bulk output queues in the
+/// program, where the flow window bounds it, not in the kernel behind a keystroke's answer. 0, or
+/// -1 with errno when TCP_NODELAY could not be set (TCP_NOTSENT_LOWAT is best effort).
+int csystem_tcp_interactive(int fd);
+
 #endif

@@ -151,10 +151,7 @@ final class RelayEventLoop {
             return
         }
         let flags = fcntl(fd, F_GETFL)
-        var one: Int32 = 1
-        guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0,
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size)) == 0
-        else {
+        guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0, csystem_tcp_interactive(fd) == 0 else {
             Glibc.close(fd)
             return
         }
