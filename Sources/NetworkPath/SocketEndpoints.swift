@@ -19,22 +19,23 @@ public struct SocketEndpoints: Sendable {
         self.peer = peer
     }
 
-    /// What changed under the connection, in words, or nil while the network still carries it.
+    /// What changed under the connection, or nil while the network still carries it.
     /// `interfaces` nil: read them now.
-    public func change(interfaces: InterfaceAddresses? = nil) -> String? {
+    public func change(interfaces: InterfaceAddresses? = nil) -> PathChange? {
         guard let localIP = local.ip?.unwrappingIPv4Mapped, let peerIP = peer.ip?.unwrappingIPv4Mapped else {
             return nil
         }
         if let interfaces = interfaces ?? InterfaceAddresses.current(),
             !interfaces.entries.contains(where: { $0.address == localIP })
         {
-            return "this device's address \(localIP) went away"
+            return PathChange(description: "this device's address \(localIP) went away", oldPathIsDead: true)
         }
         switch Self.sourceToward(peer) {
         case .success(let source?) where source != localIP:
-            return "the way to \(peerIP) now leaves from \(source), not \(localIP)"
+            return PathChange(
+                description: "the way to \(peerIP) now leaves from \(source), not \(localIP)", oldPathIsDead: false)
         case .failure(let reason):
-            return "no way to \(peerIP) any more (\(reason))"
+            return PathChange(description: "no way to \(peerIP) any more (\(reason))", oldPathIsDead: true)
         default:
             return nil
         }
@@ -56,6 +57,15 @@ public struct SocketEndpoints: Sendable {
         }
         return .success(SocketAddress.local(of: fd)?.ip.map(\.unwrappingIPv4Mapped))
     }
+}
+
+/// How the network moved under a connection.
+public struct PathChange: Sendable, Hashable, CustomStringConvertible {
+    /// In words: "this device's address 100.64.3.2 went away".
+    public let description: String
+    /// The old connection cannot carry anything any more (its address is gone, or nothing
+    /// routes to the peer); otherwise a better way appeared beside it.
+    public let oldPathIsDead: Bool
 }
 
 /// Why a path is gone, in words.

@@ -91,7 +91,7 @@ final class ChannelPump {
         let (change, wake) = (networkChange, control.wake)
         let monitor = try? RouteMonitor {
             guard let moved = endpoints?.change() else { return }
-            change.text.withLock { $0 = $0 ?? moved }
+            change.text.withLock { $0 = $0 ?? moved.description }
             wake.signal()
         }
         defer { monitor?.stop() }

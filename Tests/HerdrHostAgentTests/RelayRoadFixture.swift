@@ -10,9 +10,10 @@ import RelayProtocol
 import TestSupport
 import Testing
 
-/// One relay road on this machine, all real processes: `herdr-relay` (plain WebSocket on
-/// loopback, its store in a file so it can restart), a computer (`herdr-host`, its own
-/// XDG_CONFIG_HOME) and devices (`herdr-remote`, each its own XDG_CONFIG_HOME).
+/// One relay road, all real processes: `herdr-relay` (plain WebSocket on loopback, its store in
+/// a file so it can restart), a computer (`herdr-host`, its own XDG_CONFIG_HOME) and devices
+/// (`herdr-remote`, each its own XDG_CONFIG_HOME). With `init(network:)` they run in the
+/// namespaces of an emulated network instead, the relay with TLS from a test CA both sides trust.
 final class RelayRoadFixture {
     let directory: TemporaryDirectory
     private(set) var relay: RelayProcess
@@ -21,12 +22,26 @@ final class RelayRoadFixture {
     let origin: String
     let hostHome: URL
 
+    /// Where the programs run when not on this machine's loopback.
+    struct Placement {
+        let network: EmulatedNetwork
+        /// The namespaces' roles: the computer's and the devices'.
+        let computer: String
+        let device: String
+        let relayLink: String
+        /// The test CA both sides trust (OpenSSL's SSL_CERT_FILE), and the relay's certificate.
+        let authority: String
+        let certificate: TestCertificate
+    }
+    let placement: Placement?
+
     /// A relay on a free loopback port; with `originPort` the relay believes it is reached there
     /// (a proxy in front), so `origin` names it. The computer's home door is off unless
     /// `homeListen` says where it listens: these roads are the relay's.
     init(originPort: UInt16? = nil, relayArguments: [String] = [], homeListen: String = "off") throws {
         directory = try TemporaryDirectory(prefix: "relay-road-")
         hostHome = directory.appending("host")
+        placement = nil
         self.relayArguments = relayArguments
         var settings = AgentSettings()
         settings.homeListen = homeListen
@@ -48,6 +63,35 @@ final class RelayRoadFixture {
         }
     }
 
+    /// The road across `network`: the relay in `relayLink`'s namespace at
+    /// `https://HOSTNAME:8443` (its first host name), with TLS from a CA of the test's; the
+    /// computer in `computer`'s namespace, the devices in `device`'s, both trusting that CA.
+    init(
+        network: EmulatedNetwork, computer: String = "computer", device: String = "device", relayLink: String = "relay"
+    )
+        throws
+    {
+        directory = try TemporaryDirectory(prefix: "relay-road-")
+        hostHome = directory.appending("host")
+        relayArguments = []
+        var settings = AgentSettings()
+        settings.homeListen = "off"
+        try settings.save(AgentDirectory(url: hostHome.appendingPathComponent("herdr-host")))
+        let link = try network.link(relayLink)
+        guard let name = link.hostNames.first else { throw FixtureError("link \(relayLink) has no host name") }
+        let authority = try TestCertificateAuthority(in: directory)
+        let certificate = try authority.issue(hostName: name)
+        port = 8443
+        origin = "https://\(name):\(port)"
+        placement = Placement(
+            network: network, computer: computer, device: device, relayLink: relayLink,
+            authority: authority.certificate, certificate: certificate)
+        relay = try network.startRelay(
+            on: relayLink, port: port, certificate: certificate,
+            arguments: ["--origin", origin, "--db", directory.appending("relay.sqlite").path, "--log"],
+            environment: ["ATTEST_REQUIRED": "false"])
+    }
+
     /// Extra `herdr-relay serve` arguments, kept for restarts.
     let relayArguments: [String]
 
@@ -62,6 +106,13 @@ final class RelayRoadFixture {
     /// Stops the relay (SIGTERM: every socket gets 1001) and starts it again, same port and store.
     func restartRelay() throws {
         _ = relay.terminate()
+        if let placement {
+            relay = try placement.network.startRelay(
+                on: placement.relayLink, port: port, certificate: placement.certificate,
+                arguments: ["--origin", origin, "--db", directory.appending("relay.sqlite").path, "--log"],
+                environment: ["ATTEST_REQUIRED": "false"])
+            return
+        }
         relay = try Self.startRelay(
             port: port, origin: origin, database: directory.appending("relay.sqlite").path, relayArguments)
     }
@@ -77,8 +128,19 @@ final class RelayRoadFixture {
     func hostEnvironment(home: URL) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = home.path
+        if let placement { environment["SSL_CERT_FILE"] = placement.authority }
         environment.merge(hostSessionEnvironment) { $1 }
         return environment
+    }
+
+    /// Starts a program of the computer's (`computer: true`) or a device's, on this machine or in
+    /// its namespace of the emulated network.
+    func launch(_ program: String, _ arguments: [String], computer: Bool, environment: [String: String]) throws
+        -> InteractiveProcess
+    {
+        guard let placement else { return try InteractiveProcess(program, arguments, environment: environment) }
+        return try placement.network.interactive(
+            in: computer ? placement.computer : placement.device, program, arguments, environment: environment)
     }
 
     /// Gives the computer a HOME whose login profile puts a `herdr` stand-in (tmux on a socket of
@@ -110,6 +172,7 @@ final class RelayRoadFixture {
     func deviceEnvironment(_ name: String) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = deviceHome(name).path
+        if let placement { environment["SSL_CERT_FILE"] = placement.authority }
         return environment
     }
 
@@ -122,8 +185,8 @@ final class RelayRoadFixture {
 
     /// `herdr-host pair`, its code shown.
     func startPair(_ extra: [String] = []) throws -> (process: InteractiveProcess, code: String) {
-        let pair = try InteractiveProcess(
-            BuiltProgram.path("herdr-host"), ["pair", "--relay", origin, "--name", "studio"] + extra,
+        let pair = try launch(
+            BuiltProgram.path("herdr-host"), ["pair", "--relay", origin, "--name", "studio"] + extra, computer: true,
             environment: hostEnvironment)
         guard let code = pair.waitForMatch(#"(herdr://companion\?\S+)"#), pair.waitFor("waiting for a device")
         else {
@@ -135,8 +198,8 @@ final class RelayRoadFixture {
     /// `herdr-host run`, parked for every device it knows.
     func startAgent(parkedFor count: Int = 1, home: URL? = nil) throws -> InteractiveProcess {
         let home = home ?? hostHome
-        let agent = try InteractiveProcess(
-            BuiltProgram.path("herdr-host"), ["run"], environment: hostEnvironment(home: home))
+        let agent = try launch(
+            BuiltProgram.path("herdr-host"), ["run"], computer: true, environment: hostEnvironment(home: home))
         guard waitForAgent(home: home, { $0.rooms.filter { $0.state == "parked" }.count == count }) else {
             agent.signal(SIGTERM)
             _ = agent.wait(timeout: 15)
@@ -168,9 +231,9 @@ final class RelayRoadFixture {
 
     /// `herdr-remote pair CODE --yes --no-connect --name NAME`.
     func startDevicePair(_ code: String, name: String = "phone", extra: [String] = []) throws -> InteractiveProcess {
-        try InteractiveProcess(
+        try launch(
             BuiltProgram.path("herdr-remote"), ["pair", code, "--yes", "--no-connect", "--name", name] + extra,
-            environment: deviceEnvironment(name))
+            computer: false, environment: deviceEnvironment(name))
     }
 
     /// `herdr-remote connect HOST` on the device `name`, its stdin and stdout pipes; inside
@@ -181,7 +244,8 @@ final class RelayRoadFixture {
     ) throws -> InteractiveProcess {
         let program = BuiltProgram.path("herdr-remote")
         guard let namespace else {
-            return try InteractiveProcess(program, ["connect", host] + extra, environment: deviceEnvironment(name))
+            return try launch(
+                program, ["connect", host] + extra, computer: false, environment: deviceEnvironment(name))
         }
         return try InteractiveProcess(
             try ProcessRunner.which("ip"), ["netns", "exec", namespace.name, program, "connect", host] + extra,

@@ -174,6 +174,8 @@ public final class CompanionTerminalConnection: Sendable {
         var racedAt = -Double.infinity
         /// The road of the connection in use.
         var road: CompanionRoad?
+        /// Why this side closed the connection in use, when it did (the network went from under it).
+        var closedBecause: String?
         /// The computer's home addresses as it last said.
         var home: [HomeAddress] = []
         var size: (cols: Int, rows: Int)
@@ -402,6 +404,7 @@ public final class CompanionTerminalConnection: Sendable {
             control.withLock {
                 $0.connection = connection
                 $0.road = road
+                $0.closedBecause = nil
             }
             if isCancelled { connection.close() }
             let attach = session.withLock { state in
@@ -440,6 +443,7 @@ public final class CompanionTerminalConnection: Sendable {
                 // A probe or a race closed the old connection to move to the channel it brought up.
                 if control.withLock({ $0.switchTo != nil }) { continue }
                 var failure = configuration.roads.classify(end, on: road)
+                if let why = control.withLock({ $0.closedBecause.take() }) { failure = .unavailable(why) }
                 if failure == .displaced, MonotonicClock.now - control.withLock({ $0.racedAt }) < 60 {
                     failure = .unavailable("a new connection of this device took the old one's place at the relay")
                 }
@@ -509,7 +513,13 @@ public final class CompanionTerminalConnection: Sendable {
             return
         }
         guard let change = connection.socketEndpoints?.change() else { return }
-        race(from: road, generation: generation, because: .networkChanged(change))
+        race(from: road, generation: generation, because: .networkChanged(change.description))
+        // A socket whose address or route is gone carries nothing more: drop it now, so that if
+        // the race finds no way either, the reconnect loop says so and backs off, visibly.
+        if change.oldPathIsDead {
+            control.withLock { $0.closedBecause = change.description }
+            connection.close()
+        }
     }
 
     /// Seconds a failed race waits before the next, while the path stays quiet.
