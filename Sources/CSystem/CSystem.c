@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <termios.h>
 #include <sys/ioctl.h>
+#include <malloc.h>
 
 int csystem_pipe_cloexec(int fds[2], int extra_flags) { return pipe2(fds, O_CLOEXEC | extra_flags); }
 
@@ -95,3 +96,5 @@ int csystem_spawn_terminal_attributes(posix_spawnattr_t *attributes) {
             attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     return result;
 }
+
+int csystem_malloc_trim(void) { return malloc_trim(0); }

@@ -55,4 +55,9 @@ int csystem_set_window_size(int fd, unsigned short cols, unsigned short rows);
 /// slave makes it the controlling terminal), every signal at its default, none blocked.
 int csystem_spawn_terminal_attributes(posix_spawnattr_t *attributes);
 
+/// malloc_trim(0): glibc gives the free pages of every malloc arena back to the kernel (the
+/// pages stay mapped, and are zero-filled on their next use). 1 when it released any, else 0;
+/// it has no failure to report.
+int csystem_malloc_trim(void);
+
 #endif
