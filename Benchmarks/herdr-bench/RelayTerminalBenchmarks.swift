@@ -36,7 +36,7 @@ struct RelayTerminalBenchmarks {
             let start = now()
             // Each run on another device's room: a room carries at most 512 MiB a day (the relay's
             // quota), two of these runs.
-            let (bytes, status) = try ssh.countOutput(
+            let (bytes, status) = try SSHBenchmarks.countOutput(
                 of: BuiltProgram.path("herdr-remote"), ["connect", "bench"],
                 environment: road.deviceEnvironment(1 + run % 7))
             guard status == 0, bytes == SSHBenchmarks.bulkBytes else {
@@ -143,8 +143,9 @@ final class BenchRelayRoad {
     private var agent: InteractiveProcess?
     let devices: Int
 
-    /// `homeListen`: where the computer's home door listens (off: the relay road only).
-    init(devices: Int, homeListen: String = "off") throws {
+    /// `homeListen`: where the computer's home door listens (off: the relay road only);
+    /// `relayArguments`: more `herdr-relay serve` flags.
+    init(devices: Int, homeListen: String = "off", relayArguments: [String] = []) throws {
         directory = try TemporaryDirectory(prefix: "herdr-bench-terminal-")
         let database = directory.appending("relay.sqlite").path
         let first = try RelayProcess(
@@ -159,7 +160,7 @@ final class BenchRelayRoad {
             [
                 "--listen", "127.0.0.1:\(port)", "--origin", origin, "--db", database, "--upgrades-per-minute",
                 "100000", "--log",
-            ],
+            ] + relayArguments,
             environment: ["ATTEST_REQUIRED": "false"])
         self.devices = devices
         try configure("home-listen", homeListen)
@@ -178,6 +179,9 @@ final class BenchRelayRoad {
             usleep(50_000)
         }
     }
+
+    /// herdr-host run's process id.
+    var agentPID: pid_t? { agent?.process.pid }
 
     func stop() {
         agent?.signal(SIGTERM)

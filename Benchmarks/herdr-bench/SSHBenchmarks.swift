@@ -184,7 +184,7 @@ final class SSHBenchmarks {
         arguments.insert(pty ? "-tt" : "-T", at: 0)
         arguments.append(pty ? "stty -opost; cat \(bigFile.path)" : "cat \(bigFile.path)")
         let start = now()
-        let (bytes, status) = try countOutput(of: "ssh", arguments)
+        let (bytes, status) = try Self.countOutput(of: "ssh", arguments)
         let seconds = now() - start
         guard status == 0, bytes == Self.bulkBytes else {
             throw FixtureError("ssh cat gave \(bytes) bytes, status \(status)")
@@ -192,12 +192,13 @@ final class SSHBenchmarks {
         return seconds
     }
 
-    /// Runs a program, reading and counting its stdout.
-    func countOutput(of executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (
-        Int, Int32
-    ) {
+    /// Runs a program, reading and counting its stdout; its stderr goes to `stderr` when given.
+    static func countOutput(
+        of executable: String, _ arguments: [String], environment: [String: String]? = nil, stderr: Int32 = -1
+    ) throws -> (Int, Int32) {
         let pipe = try PipePair()
-        let child = try ChildProcess(executable, arguments, environment: environment, stdout: pipe.write)
+        let child = try ChildProcess(
+            executable, arguments, environment: environment, stdout: pipe.write, stderr: stderr)
         close(pipe.write)
         defer { close(pipe.read) }
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)

@@ -2,7 +2,8 @@ import Foundation
 import Glibc
 
 // herdr-bench: performance targets, measured beside their anchors in the same run.
-//   herdr-bench [ssh] [auth] [noise] [attest] [pair] [relay] [cluster] [companion] [terminal] [home]  run the suites (default: all), print Markdown
+//   herdr-bench [ssh] [auth] [noise] [attest] [pair] [relay] [cluster] [companion] [terminal] [home] [host-memory]
+//              run the suites (default: all), print Markdown
 //   herdr-bench terminal-keys  the relay road's keystroke phase alone (not in the default list)
 //   herdr-bench stall-child   internal: the stalled-consumer scenario in a process of its own
 //   herdr-bench splice-child [--forward PORT]  internal: the TCP splice anchor (a forwarder to PORT)
@@ -25,7 +26,8 @@ if arguments.first == "splice-child" {
 }
 let suites =
     arguments.isEmpty
-    ? ["ssh", "auth", "noise", "attest", "pair", "relay", "cluster", "companion", "terminal", "home"] : arguments
+    ? ["ssh", "auth", "noise", "attest", "pair", "relay", "cluster", "companion", "terminal", "home", "host-memory"]
+    : arguments
 let environment = ProcessInfo.processInfo.environment
 let runs = Int(environment["HERDR_BENCH_RUNS"] ?? "") ?? 3
 let keystrokes = Int(environment["HERDR_BENCH_KEYSTROKES"] ?? "") ?? 1000
@@ -129,10 +131,19 @@ for suite in suites {
             FileHandle.standardError.write(Data("error: home benchmark failed: \(error)\n".utf8))
             exit(1)
         }
+    case "host-memory":
+        let sessions = max(1, Int(environment["HERDR_BENCH_SESSIONS"] ?? "") ?? 300)
+        print("herdr-host memory: RSS after 1, 100 and \(sessions) ended sessions of 16.9 MB, beside its idle RSS")
+        do {
+            markdown += try HostMemoryBenchmarks(sessions: sessions).run().markdown
+        } catch {
+            FileHandle.standardError.write(Data("error: host-memory benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
     default:
         FileHandle.standardError.write(
             Data(
-                "error: unknown suite '\(suite)' (known: ssh, noise, attest, pair, relay, cluster, companion, terminal, terminal-keys, home)\n"
+                "error: unknown suite '\(suite)' (known: ssh, auth, noise, attest, pair, relay, cluster, companion, terminal, terminal-keys, home, host-memory)\n"
                     .utf8))
         exit(64)
     }

@@ -15,6 +15,7 @@
 #include <linux/rtnetlink.h>
 #include <termios.h>
 #include <sys/ioctl.h>
+#include <malloc.h>
 
 int csystem_pipe_cloexec(int fds[2], int extra_flags) { return pipe2(fds, O_CLOEXEC | extra_flags); }
 
@@ -181,3 +182,4 @@ int csystem_tcp_interactive(int fd) {
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &unsent, sizeof unsent);
     return 0;
 }
+int csystem_malloc_trim(void) { return malloc_trim(0); }

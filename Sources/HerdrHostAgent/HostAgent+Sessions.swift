@@ -49,6 +49,7 @@ extension HostAgent {
         for action in actions {
             switch action {
             case .spawn(let id, let device, let name, let cols, let rows):
+                loop.sessionsSpawned += 1
                 let failure = spawn(id, device: device, name: name, cols: cols, rows: rows, loop)
                 perform(loop.sessions.spawned(id, failure: failure), loop)
             case .write(let id, let bytes):

@@ -111,6 +111,9 @@ public final class HostAgent: Sendable {
         var loopWakesAt = 0.0
         /// `run` is ending: inputs still arriving are ignored.
         var shuttingDown = false
+        /// Sessions given a PTY (or a try), ever: those no longer in the table have ended.
+        var sessionsSpawned = 0
+        var sessionsEnded: Int { sessionsSpawned - sessions.sessionCount }
     }
 
     /// Runs until `stop` arrives, then stops every link.
@@ -130,6 +133,7 @@ public final class HostAgent: Sendable {
             openHomeDoor(loop)
         }
         var lastCheck = Date()
+        var endedAtLastTrim = 0
         while true {
             let timeout = work.withLock {
                 let timeout = wakeTimeout(loop)
@@ -143,7 +147,7 @@ public final class HostAgent: Sendable {
             let checking = Date().timeIntervalSince(lastCheck) >= 1
             // Read before taking the lock: a keystroke arriving meanwhile does not wait for it.
             let interfaces = checking && homeDoor != nil ? InterfaceAddresses.current() : nil
-            work.withLock {
+            let ended = work.withLock {
                 serveSessions(loop)
                 if checking {
                     lastCheck = Date()
@@ -155,6 +159,12 @@ public final class HostAgent: Sendable {
                     checkLiveness(loop)
                 }
                 if loop.statusDirty { writeStatus(loop) }
+                return loop.sessionsEnded
+            }
+            // What the ended sessions held goes back to the system, outside the lock.
+            if ended > endedAtLastTrim {
+                endedAtLastTrim = ended
+                FreedMemory.returnToSystem()
             }
         }
         let links = work.withLock {

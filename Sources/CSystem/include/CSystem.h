@@ -91,4 +91,9 @@ int csystem_route_monitor_open(void);
 /// -1 with errno when TCP_NODELAY could not be set (TCP_NOTSENT_LOWAT is best effort).
 int csystem_tcp_interactive(int fd);
 
+/// malloc_trim(0): glibc gives the free pages of every malloc arena back to the kernel (the
+/// pages stay mapped, and are zero-filled on their next use). 1 when it released any, else 0;
+/// it has no failure to report.
+int csystem_malloc_trim(void);
+
 #endif

@@ -59,13 +59,12 @@ public struct HostOutputFlow: Sendable {
     /// The most output kept for the device, sent or not: the PTY is read only while this is not full,
     /// so a stalled device stops the writer.
     public let capacity: Int
-    /// Bytes kept, from `start`.
-    private var kept: [UInt8] = []
-    private var keptHead = 0
+    /// Bytes kept, from `start`, in chunks: memory that follows what is kept (see `ChunkedBytes`).
+    private var kept = ChunkedBytes()
     /// The offset of the first kept byte (everything before is on the device's screen).
     public private(set) var start: UInt64 = 0
     /// The offset after the last byte the PTY produced.
-    public var produced: UInt64 { start + UInt64(kept.count - keptHead) }
+    public var produced: UInt64 { start + UInt64(kept.count) }
     /// The offset after the last byte sent on the current connection.
     public private(set) var sent: UInt64 = 0
     /// Bytes the device lets the computer send beyond what it consumed.
@@ -75,13 +74,16 @@ public struct HostOutputFlow: Sendable {
     public init(capacity: Int) { self.capacity = capacity }
 
     /// Output kept (sent or not), in bytes.
-    public var keptCount: Int { kept.count - keptHead }
+    public var keptCount: Int { kept.count }
+    /// The memory the kept output holds, in all and in its largest allocation (for tests and
+    /// benchmarks: it follows `keptCount`, and no allocation is one glibc would mmap).
+    public var keptStorage: (total: Int, largest: Int) { kept.storage }
     /// Room for more PTY output.
     public var space: Int { max(0, capacity - keptCount) }
 
     /// PTY output.
     public mutating func append(_ data: [UInt8]) {
-        kept += data
+        kept.append(data)
     }
 
     /// A device attached (opened, or resumed from `received`): sending starts there. False when
@@ -121,8 +123,7 @@ public struct HostOutputFlow: Sendable {
         let allowed = Int(clamping: Int64(start) + Int64(window) - Int64(sent))
         let count = min(maximum, allowed, Int(produced - sent))
         guard count > 0 else { return nil }
-        let from = keptHead + Int(sent - start)
-        let chunk = Array(kept[from..<(from + count)])
+        let chunk = kept.bytes(from: Int(sent - start), count: count)
         let offset = sent
         sent += UInt64(count)
         return (offset, chunk)
@@ -134,14 +135,8 @@ public struct HostOutputFlow: Sendable {
     }
 
     private mutating func forget(upTo offset: UInt64) {
-        let drop = Int(offset - start)
-        keptHead += drop
+        kept.removeFirst(Int(offset - start))
         start = offset
-        // A copy of what is left, so the forgotten output's memory goes back (removeFirst keeps it).
-        if keptHead > 64 * 1024 && keptHead * 2 > kept.count {
-            kept = Array(kept[keptHead...])
-            keptHead = 0
-        }
     }
 }
 
