@@ -437,7 +437,7 @@ final class BenchRelayRoad {
         return KeystrokeEcho(ours: samples[0], anchor: samples[1], cpu: used, forwarded: forwarded ? samples[2] : nil)
     }
 
-    private static func descendants(of pid: pid_t) -> [pid_t] {
+    static func descendants(of pid: pid_t) -> [pid_t] {
         guard let children = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8) else {
             return []
         }

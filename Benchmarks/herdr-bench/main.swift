@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 
 // herdr-bench: performance targets, measured beside their anchors in the same run.
-//   herdr-bench [ssh] [auth] [noise] [attest] [pair] [relay] [cluster] [companion] [terminal] [home] [host-memory]
+//   herdr-bench [ssh] [auth] [noise] [attest] [pair] [relay] [cluster] [companion] [terminal] [home] [host-memory] [idle]
 //              run the suites (default: all), print Markdown
 //   herdr-bench terminal-keys  the relay road's keystroke phase alone (not in the default list)
 //   herdr-bench stall-child   internal: the stalled-consumer scenario in a process of its own
@@ -26,7 +26,10 @@ if arguments.first == "splice-child" {
 }
 let suites =
     arguments.isEmpty
-    ? ["ssh", "auth", "noise", "attest", "pair", "relay", "cluster", "companion", "terminal", "home", "host-memory"]
+    ? [
+        "ssh", "auth", "noise", "attest", "pair", "relay", "cluster", "companion", "terminal", "home", "host-memory",
+        "idle",
+    ]
     : arguments
 let environment = ProcessInfo.processInfo.environment
 let runs = Int(environment["HERDR_BENCH_RUNS"] ?? "") ?? 3
@@ -131,6 +134,17 @@ for suite in suites {
             FileHandle.standardError.write(Data("error: home benchmark failed: \(error)\n".utf8))
             exit(1)
         }
+    case "idle":
+        let seconds = max(5, Double(environment["HERDR_BENCH_IDLE_SECONDS"] ?? "") ?? 60)
+        print("Idle connection: CPU and bytes per hour of liveness pings, beside ssh -tt's keepalives")
+        do {
+            let ssh = try SSHBenchmarks(runs: runs, keystrokes: keystrokes)
+            defer { ssh.destroy() }
+            markdown += try IdleBenchmarks(ssh: ssh, seconds: seconds).run().markdown
+        } catch {
+            FileHandle.standardError.write(Data("error: idle benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
     case "host-memory":
         let sessions = max(1, Int(environment["HERDR_BENCH_SESSIONS"] ?? "") ?? 300)
         print("herdr-host memory: RSS after 1, 100 and \(sessions) ended sessions of 16.9 MB, beside its idle RSS")
@@ -143,7 +157,7 @@ for suite in suites {
     default:
         FileHandle.standardError.write(
             Data(
-                "error: unknown suite '\(suite)' (known: ssh, auth, noise, attest, pair, relay, cluster, companion, terminal, terminal-keys, home, host-memory)\n"
+                "error: unknown suite '\(suite)' (known: ssh, auth, noise, attest, pair, relay, cluster, companion, terminal, terminal-keys, home, host-memory, idle)\n"
                     .utf8))
         exit(64)
     }

@@ -136,7 +136,13 @@ final class RelayTransport {
             case .done: return
             case .wantRead: try wait(forWritable: false, deadline: deadline, what: "the TLS handshake")
             case .wantWrite: try wait(forWritable: true, deadline: deadline, what: "the TLS handshake")
-            case .failed(let error): throw RelayClientError(.tls, error.message)
+            case .failed(let error):
+                // A private relay's CA is the usual cause: say where trust comes from.
+                let hint =
+                    error.kind == .verification && trustedCertificatesFile == nil
+                    ? " (a relay with a certificate from a private CA needs that CA in the system's trust store, or SSL_CERT_FILE=CA.pem in the environment)"
+                    : ""
+                throw RelayClientError(.tls, error.message + hint)
             }
         }
     }

@@ -131,4 +131,22 @@ import Testing
         unrouted.signal(SIGINT)
         #expect(unrouted.wait(timeout: 30) == 130)
     }
+
+    @Test func aRelayWhoseCANobodyTrustsIsRefusedWithWhereTrustComesFrom() throws {
+        let network = try Self.network()
+        defer { network.remove() }
+        let road = try RelayRoadFixture(network: network)
+        let (host, code) = try road.startPair()
+        defer { host.signal(SIGTERM) }
+        var environment = road.deviceEnvironment("phone")
+        environment.removeValue(forKey: "SSL_CERT_FILE")
+        let device = try network.interactive(
+            in: "device", BuiltProgram.path("herdr-remote"),
+            ["pair", code, "--yes", "--no-connect", "--name", "phone"],
+            environment: environment)
+        #expect(device.waitFor("TLS certificate of relay.test refused", timeout: 30), "\(device.stderr)")
+        #expect(device.stderr.contains("SSL_CERT_FILE"), "\(device.stderr)")
+        device.signal(SIGINT)
+        #expect(device.wait(timeout: 30) == 130)
+    }
 }
