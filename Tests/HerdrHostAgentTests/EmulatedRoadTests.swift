@@ -100,7 +100,11 @@ import Testing
         #expect(
             device.waitFor(timeout: 60) { _, stderr in stderr.components(separatedBy: "econnecting").count > 2 },
             "\(device.stderr)")
+        // The relay's name stops resolving too, as when its DNS went with the network.
+        try network.setName("relay.test", resolves: false)
+        #expect(device.waitFor("cannot resolve relay.test", timeout: 60), "\(device.stderr)")
         device.writeLine("four")
+        try network.setName("relay.test", resolves: true)
         try network.setInterface("cellular", up: true)
         #expect(
             device.waitFor("got-four", timeout: 90),

@@ -87,6 +87,8 @@ public final class EmulatedNetwork: @unchecked Sendable {
     private var started: [InteractiveProcess] = []
     private var removed = false
     private let lock = NSLock()
+    /// Host names left out of every namespace's hosts file (`setName(_:resolves:)`).
+    private var unresolvable: Set<String> = []
 
     /// Makes the namespaces, starts herdr-link (`herdrLink`, the one built beside the tests by
     /// default) and gives every interface its addresses and routes.
@@ -214,12 +216,23 @@ public final class EmulatedNetwork: @unchecked Sendable {
         return [general, ipv6, ipv4]
     }
 
+    /// Makes `host` resolve in every namespace again, or stop resolving there (a name whose DNS
+    /// is gone with the network). The hosts files are rewritten in place: a program started with
+    /// `ip netns exec` sees them through a bind mount of the file itself.
+    public func setName(_ host: String, resolves: Bool) throws {
+        lock.withLock {
+            if resolves { unresolvable.remove(host) } else { unresolvable.insert(host) }
+        }
+        for name in roles.values { try writeEtc(for: name) }
+    }
+
     private func writeEtc(for name: String) throws {
         let directory = URL(fileURLWithPath: "/etc/netns/\(name)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var hosts = "127.0.0.1 localhost\n::1 localhost\n"
+        let hidden = lock.withLock { unresolvable }
         for link in links {
-            for host in link.hostNames {
+            for host in link.hostNames where !hidden.contains(host) {
                 hosts += "\(link.ipv6) \(host)\n"
                 if let ipv4 = link.ipv4 { hosts += "\(ipv4) \(host)\n" }
             }
