@@ -33,36 +33,59 @@ struct IdleBenchmarks {
         }
         // Settled: the connections' first pings and window messages are behind them.
         usleep(3_000_000)
-        let ourPath = [ours.pid, road.relay.process.pid, agent] + BenchRelayRoad.descendants(of: agent)
-        let sshPath = [theirs.pid] + BenchRelayRoad.descendants(of: listener)
-        let before = (cpuNanoseconds(ourPath), cpuNanoseconds(sshPath), ioBytes(ours.pid), ioBytes(theirs.pid))
+        // Each program on its own, then the paths: where an idle hour goes.
+        let programs: [(String, [pid_t])] = [
+            ("herdr-remote", [ours.pid]), ("herdr-relay", [road.relay.process.pid]),
+            ("herdr-host", [agent] + BenchRelayRoad.descendants(of: agent)), ("ssh", [theirs.pid]),
+            ("sshd", BenchRelayRoad.descendants(of: listener)),
+        ]
+        let before = programs.map { cpuNanoseconds($0.1) }
+        let bytesBefore = (socketBytes(ours.pid), socketBytes(theirs.pid))
         usleep(useconds_t(seconds * 1e6))
-        let after = (cpuNanoseconds(ourPath), cpuNanoseconds(sshPath), ioBytes(ours.pid), ioBytes(theirs.pid))
+        let after = programs.map { cpuNanoseconds($0.1) }
+        let bytesAfter = (socketBytes(ours.pid), socketBytes(theirs.pid))
         let perHour = 3600 / seconds
-        let ourCPU = Double(after.0 &- before.0) / 1e6 * perHour
-        let sshCPU = Double(after.1 &- before.1) / 1e6 * perHour
-        let ourBytes = Double(after.2 &- before.2) * perHour
-        let sshBytes = Double(after.3 &- before.3) * perHour
+        let used = zip(after, before).map { Double($0 &- $1) / 1e6 * perHour }
+        let ourCPU = used[0...2].reduce(0, +)
+        let sshCPU = used[3...4].reduce(0, +)
+        let ourBytes = Double(bytesAfter.0 &- bytesBefore.0) * perHour
+        let sshBytes = Double(bytesAfter.1 &- bytesBefore.1) * perHour
         report.add(
             "CPU per hour of an idle session, every process on the path", ours: "\(format(ourCPU, 0)) ms",
             anchor: "\(format(sshCPU, 0)) ms (ssh -tt, ServerAliveInterval 15, and sshd)",
             ratio: sshCPU > 0 ? "\(format(ourCPU / sshCPU, 1))×" : "n/a", target: "negligible (under 1 s an hour)")
         report.add(
-            "bytes per hour through the device's program, idle", ours: "\(format(ourBytes / 1024, 0)) KiB",
+            "bytes per hour on the device's sockets, idle, both ways", ours: "\(format(ourBytes / 1024, 0)) KiB",
             anchor: "\(format(sshBytes / 1024, 0)) KiB (ssh)",
             ratio: sshBytes > 0 ? "\(format(ourBytes / sshBytes, 1))×" : "n/a", target: "report")
         report.notes.append(
-            "A connected session nobody types in, \(format(seconds, 0)) s measured and scaled to an hour: herdr-remote connect through a loopback herdr-relay to herdr-host (a ping each way every 5 to 10 s inside the channel, the WebSocket's own every 15 s) beside ssh -tt with ServerAliveInterval 15. CPU is the scheduler's count for every thread of herdr-remote, herdr-relay and herdr-host (with the session's shell), and of ssh and sshd's session processes; bytes are the device program's reads and writes (/proc/PID/io rchar + wchar: its sockets, nothing else moves when idle)."
+            "A connected session nobody types in, \(format(seconds, 0)) s measured and scaled to an hour: herdr-remote connect through a loopback herdr-relay to herdr-host (a ping each way every 5 to 10 s inside the channel, the WebSocket's own every 15 s) beside ssh -tt with ServerAliveInterval 15. CPU is the scheduler's count for every thread of herdr-remote, herdr-relay and herdr-host (with the session's shell), and of ssh and sshd's session processes; bytes are what the device program's TCP sockets sent and received (`ss -ti`: bytes_sent + bytes_received, TCP payload, TLS and WebSocket framing included)."
         )
+        report.notes.append(
+            "Per program, ms of CPU an hour: "
+                + zip(programs, used).map { "\($0.0) \(format($1, 0))" }.joined(separator: ", ") + ".")
         return report
     }
 
-    /// What `pid` has read and written so far, through every descriptor (rchar + wchar).
-    private func ioBytes(_ pid: pid_t) -> UInt64 {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8) else { return 0 }
+    /// What `pid`'s TCP sockets have sent and received so far (`ss -tinp`: bytes_sent and
+    /// bytes_received of each socket the process holds).
+    private func socketBytes(_ pid: pid_t) -> UInt64 {
+        guard let listing = try? ProcessRunner.run("ss", ["-tinpH"], timeout: 10) else { return 0 }
         var total: UInt64 = 0
-        for line in text.split(separator: "\n") where line.hasPrefix("rchar:") || line.hasPrefix("wchar:") {
-            total += UInt64(line.split(separator: " ").last ?? "") ?? 0
+        var mine = false
+        for line in listing.stdout.split(separator: "\n") {
+            // A socket's line names its processes; the tcp_info line after it holds the counts.
+            if line.contains("users:(") {
+                mine = line.contains("pid=\(pid),")
+                continue
+            }
+            guard mine else { continue }
+            for field in line.split(separator: " ") {
+                for key in ["bytes_sent:", "bytes_received:"] where field.hasPrefix(key) {
+                    total += UInt64(field.dropFirst(key.count)) ?? 0
+                }
+            }
+            mine = false
         }
         return total
     }
