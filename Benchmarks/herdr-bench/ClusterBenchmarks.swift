@@ -154,7 +154,7 @@ struct ClusterBenchmarks {
         let afterSocket = try road.resumeTimes(drops: deaths)
         report.add(
             "relay node killed under a live session → next output on the device's screen (median, max of \(deaths))",
-            ours: "\(format(median(afterDeath) * 1000, 0)) ms (max \(format(afterDeath.max() ?? 0, 2)) s)",
+            ours: "\(format(median(afterDeath) * 1000, 0)) ms (max \(format((afterDeath.max() ?? 0) * 1000, 0)) ms)",
             anchor:
                 "4.70 s before (issue 35); \(format(median(afterSocket) * 1000, 0)) ms for a killed socket (one reconnect)",
             ratio: "\(format(median(afterDeath) / median(afterSocket)))× one reconnect", target: "≤ 1 s")
