@@ -185,7 +185,10 @@ let package = Package(
             dependencies: ["RelayClient", "RelayServer", "RelayStorage", "RelayProtocol", "TestSupport"]),
         .testTarget(
             name: "HerdrRelayTests",
-            dependencies: ["herdr-relay", "herdr-host", "HerdrCrypto", "RelayProtocol", "RelayClient", "TestSupport"]),
+            dependencies: [
+                "herdr-relay", "herdr-host", "herdr-remote", "HerdrCrypto", "RelayProtocol", "RelayClient",
+                "TestSupport",
+            ]),
         .testTarget(
             name: "CompanionTests",
             dependencies: [

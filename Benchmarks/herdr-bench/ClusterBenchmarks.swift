@@ -1,3 +1,4 @@
+import Companion
 import Foundation
 import Glibc
 import HerdrCrypto
@@ -6,17 +7,26 @@ import TestSupport
 
 /// herdr-relay as a cluster, beside the single node it grew from, in the same run: signed joins
 /// per relay CPU second on Redis beside SQLite, splice throughput through HAProxy beside a node
-/// reached directly, and parked rooms spread by HAProxy over three nodes with their memory.
+/// reached directly, parked rooms spread by HAProxy over three nodes with their memory, and a
+/// node killed under a live session beside one reconnect through the same cluster.
 struct ClusterBenchmarks {
     let runs: Int
     let parkedRooms: Int
     let seconds: Double
     let established = 6000
+    /// Node deaths (and killed sockets beside them) measured.
+    let deaths = 10
 
-    func run() throws -> BenchReport {
+    /// `failoverOnly`: the node-death phase alone (`herdr-bench cluster-failover`).
+    @MainActor
+    func run(failoverOnly: Bool = false) throws -> BenchReport {
         RelayBenchChildren.raiseDescriptorLimit()
         var report = BenchReport(
-            title: "Relay cluster (issue 14): Redis beside SQLite, HAProxy beside direct, rooms over three nodes")
+            title:
+                "Relay cluster (issues 14, 35): Redis beside SQLite, HAProxy beside direct, rooms over three nodes, a node's death"
+        )
+        try nodeDeath(&report)
+        guard !failoverOnly else { return report }
         let directory = try TemporaryDirectory(prefix: "cluster-bench")
         let redis = try RedisServer(appendOnly: true)
         let keys = try (0..<established).map { try RelayJoinKey(roomSecret: RelayBenchChildren.roomSecret($0)) }
@@ -113,5 +123,43 @@ struct ClusterBenchmarks {
                 + "this machine allows \(RelayBenchChildren.raiseDescriptorLimit()) per process); rooms per node from each "
                 + "node's relay_rooms_leased.")
         return report
+    }
+
+    /// herdr-host run and herdr-remote connect through the cluster (its loopback origin), a
+    /// session printing a dot every 5 ms: the node holding the room is killed (SIGKILL) `deaths`
+    /// times, each once the session has been up past the steady time, and from the kill to the
+    /// first output after the device's reconnect; beside it, the device's own socket to HAProxy
+    /// killed (`ss -K`) as often, the cost of one reconnect on the same path.
+    @MainActor
+    func nodeDeath(_ report: inout BenchReport) throws {
+        let cluster = try RelayCluster(loopbackOrigin: true)
+        let road = try BenchRelayRoad(devices: 1, through: (cluster.origin, UInt16(cluster.haproxy.port)))
+        defer { road.stop() }
+        try road.configure("session-command", "stty raw -echo; while :; do printf .; sleep 0.005; done")
+        let steady = RetryAfterDrop.steadyRoad + 0.1
+        var killed: Int?
+        let afterDeath = try road.resumeTimes(
+            drops: deaths, steady: steady,
+            cut: { _ in
+                let holders = cluster.nodesHoldingRooms()
+                guard holders.count == 1 else { throw FixtureError("the room is on nodes \(holders)") }
+                killed = holders[0]
+                cluster.kill(node: holders[0])
+            },
+            restore: {
+                // Three nodes again before the next death, the one killed back on its port.
+                if let node = killed.take() { try cluster.restart(node: node) }
+                try cluster.haproxy.waitUntil(timeout: 30) { $0.values.filter { $0 == "UP" }.count == 3 }
+            })
+        let afterSocket = try road.resumeTimes(drops: deaths)
+        report.add(
+            "relay node killed under a live session → next output on the device's screen (median, max of \(deaths))",
+            ours: "\(format(median(afterDeath) * 1000, 0)) ms (max \(format((afterDeath.max() ?? 0) * 1000, 0)) ms)",
+            anchor:
+                "4.70 s before (issue 35); \(format(median(afterSocket) * 1000, 0)) ms for a killed socket (one reconnect)",
+            ratio: "\(format(median(afterDeath) / median(afterSocket)))× one reconnect", target: "≤ 1 s")
+        report.notes.append(
+            "Node death: three nodes on Redis behind HAProxy from the shipped file, herdr-host run and herdr-remote connect through it as separate processes; each kill \(format(steady, 1)) s after the session began or resumed (past the steady time after which both sides retry at once); after each, the node is started again on its port and the next waits until HAProxy has it UP. The killed socket is the device's to HAProxy (ss -K), so only the device reconnects."
+        )
     }
 }

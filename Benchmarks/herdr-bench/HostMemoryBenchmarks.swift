@@ -23,7 +23,8 @@ struct HostMemoryBenchmarks {
         try road.configure("session-command", "stty raw -echo; head -c \(Self.sessionBytes) /dev/zero")
         guard let agent = road.agentPID else { throw FixtureError("no agent") }
         let idle = residentKiB(agent)
-        let relayIdle = residentKiB(road.relay.process.pid)
+        guard let relay = road.relay?.process.pid else { throw FixtureError("no relay of the road's own") }
+        let relayIdle = residentKiB(relay)
         let errors = road.directory.file("connect-stderr").path
         let marks = Set([1, min(100, sessions), sessions])
         var after: [(Int, Int)] = []
@@ -54,7 +55,7 @@ struct HostMemoryBenchmarks {
                 target: number == 1 ? "report" : "≤ idle + 5 MiB")
         }
         report.notes.append(
-            "\(sessions) sessions of `head -c \(Self.sessionBytes) /dev/zero` (raw) through `herdr-remote connect`, one after another on one device, \(format(seconds, 0)) s in all; RSS is VmRSS of herdr-host run, read 1 s after the device ended. herdr-relay's RSS went \(Self.mib(relayIdle)) → \(Self.mib(residentKiB(road.relay.process.pid)))."
+            "\(sessions) sessions of `head -c \(Self.sessionBytes) /dev/zero` (raw) through `herdr-remote connect`, one after another on one device, \(format(seconds, 0)) s in all; RSS is VmRSS of herdr-host run, read 1 s after the device ended. herdr-relay's RSS went \(Self.mib(relayIdle)) → \(Self.mib(residentKiB(relay)))."
         )
         return report
     }

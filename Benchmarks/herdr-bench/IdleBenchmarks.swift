@@ -28,14 +28,14 @@ struct IdleBenchmarks {
             arguments: ["-tt", "-o", "ServerAliveInterval=15"] + ssh.sshArguments
                 + [SSHBenchmarks.echoCommand], environment: nil)
         defer { theirs.stop() }
-        guard let agent = road.agentPID, let listener = ssh.server.pid else {
+        guard let agent = road.agentPID, let listener = ssh.server.pid, let relay = road.relay?.process.pid else {
             throw FixtureError("the agent or sshd is not running")
         }
         // Settled: the connections' first pings and window messages are behind them.
         usleep(3_000_000)
         // Each program on its own, then the paths: where an idle hour goes.
         let programs: [(String, [pid_t])] = [
-            ("herdr-remote", [ours.pid]), ("herdr-relay", [road.relay.process.pid]),
+            ("herdr-remote", [ours.pid]), ("herdr-relay", [relay]),
             ("herdr-host", [agent] + BenchRelayRoad.descendants(of: agent)), ("ssh", [theirs.pid]),
             ("sshd", BenchRelayRoad.descendants(of: listener)),
         ]

@@ -137,31 +137,42 @@ struct KeystrokeEcho {
 @MainActor
 final class BenchRelayRoad {
     let directory: TemporaryDirectory
-    let relay: RelayProcess
+    /// The relay this road started; nil when it runs through one started elsewhere (a cluster).
+    let relay: RelayProcess?
     let origin: String
+    /// Where clients connect: the relay's port, or the one in front of the relay given.
     let port: UInt16
     private var agent: InteractiveProcess?
     let devices: Int
 
     /// `homeListen`: where the computer's home door listens (off: the relay road only);
-    /// `relayArguments`: more `herdr-relay serve` flags.
-    init(devices: Int, homeListen: String = "off", relayArguments: [String] = []) throws {
+    /// `relayArguments`: more `herdr-relay serve` flags. `through`: the origin and loopback port
+    /// of a relay already running (a cluster behind HAProxy); without it the road starts a relay
+    /// of its own (SQLite, plain WebSocket).
+    init(
+        devices: Int, homeListen: String = "off", relayArguments: [String] = [],
+        through external: (origin: String, port: UInt16)? = nil
+    ) throws {
         directory = try TemporaryDirectory(prefix: "herdr-bench-terminal-")
-        let database = directory.appending("relay.sqlite").path
-        let first = try RelayProcess(
-            ["--listen", "127.0.0.1:0", "--origin", "http://127.0.0.1:1", "--db", database],
-            environment: ["ATTEST_REQUIRED": "false"])
-        port = first.port
-        _ = first.terminate()
-        origin = "http://127.0.0.1:\(port)"
-        // Every client here comes from 127.0.0.1: the per-address upgrade limit would throttle the
-        // 20 drops' reconnects (the agent's and the device's) as one noisy client.
-        relay = try RelayProcess(
-            [
-                "--listen", "127.0.0.1:\(port)", "--origin", origin, "--db", database, "--upgrades-per-minute",
-                "100000", "--log",
-            ] + relayArguments,
-            environment: ["ATTEST_REQUIRED": "false"])
+        if let external {
+            (origin, port, relay) = (external.origin, external.port, nil)
+        } else {
+            let database = directory.appending("relay.sqlite").path
+            let first = try RelayProcess(
+                ["--listen", "127.0.0.1:0", "--origin", "http://127.0.0.1:1", "--db", database],
+                environment: ["ATTEST_REQUIRED": "false"])
+            port = first.port
+            _ = first.terminate()
+            origin = "http://127.0.0.1:\(port)"
+            // Every client here comes from 127.0.0.1: the per-address upgrade limit would throttle
+            // the 20 drops' reconnects (the agent's and the device's) as one noisy client.
+            relay = try RelayProcess(
+                [
+                    "--listen", "127.0.0.1:\(port)", "--origin", origin, "--db", database, "--upgrades-per-minute",
+                    "100000", "--log",
+                ] + relayArguments,
+                environment: ["ATTEST_REQUIRED": "false"])
+        }
         self.devices = devices
         try configure("home-listen", homeListen)
         for index in 0..<devices { try pair(index) }
@@ -186,7 +197,7 @@ final class BenchRelayRoad {
     func stop() {
         agent?.signal(SIGTERM)
         _ = agent?.wait(timeout: 15)
-        _ = relay.terminate()
+        _ = relay?.terminate()
     }
 
     var hostEnvironment: [String: String] {
@@ -208,24 +219,9 @@ final class BenchRelayRoad {
     }
 
     private func pair(_ index: Int) throws {
-        let host = try InteractiveProcess(
-            BuiltProgram.path("herdr-host"), ["pair", "--relay", origin, "--name", "bench"],
-            environment: hostEnvironment)
-        guard let code = host.waitForMatch(#"(herdr://companion\?\S+)"#), host.waitFor("waiting for a device") else {
-            throw FixtureError("herdr-host pair did not start: \(host.stdout)")
-        }
-        let device = try InteractiveProcess(
-            BuiltProgram.path("herdr-remote"), ["pair", code, "--yes", "--no-connect", "--name", "phone-\(index)"],
-            environment: deviceEnvironment(index))
-        guard let shown = device.waitForMatch(#"Type this code on [^:]+: (\d{3} \d{3})"#) else {
-            throw FixtureError("no code shown: \(device.stderr)")
-        }
-        // Typed once the computer asks (what was typed before the question is thrown away).
-        guard host.waitFor("Type the code it shows") else { throw FixtureError("not asked: \(host.stdout)") }
-        host.writeLine(shown)
-        guard device.wait(timeout: 30) == 0, host.wait(timeout: 30) == 0 else {
-            throw FixtureError("pairing failed: \(device.stderr) \(host.stdout)")
-        }
+        try RelayProgramPairing.pair(
+            origin: origin, computerName: "bench", deviceName: "phone-\(index)", hostEnvironment: hostEnvironment,
+            deviceEnvironment: deviceEnvironment(index))
     }
 
     // MARK: - Resume
@@ -409,7 +405,7 @@ final class BenchRelayRoad {
         }
         // sshd's processes for the direct session only: taken before the forwarded one starts.
         let paths = [
-            [ourEcho.pid], [relay.process.pid], [agent] + Self.descendants(of: agent),
+            [ourEcho.pid], relay.map { [$0.process.pid] } ?? [], [agent] + Self.descendants(of: agent),
             [sshEcho.pid], Self.descendants(of: listener),
         ]
         var echoes = [ourEcho, sshEcho]

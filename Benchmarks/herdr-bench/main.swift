@@ -5,6 +5,7 @@ import Glibc
 //   herdr-bench [ssh] [auth] [noise] [attest] [pair] [relay] [cluster] [companion] [terminal] [home] [host-memory] [idle]
 //              run the suites (default: all), print Markdown
 //   herdr-bench terminal-keys  the relay road's keystroke phase alone (not in the default list)
+//   herdr-bench cluster-failover  the cluster's node-death phase alone (not in the default list)
 //   herdr-bench stall-child   internal: the stalled-consumer scenario in a process of its own
 //   herdr-bench splice-child [--forward PORT]  internal: the TCP splice anchor (a forwarder to PORT)
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -91,11 +92,18 @@ for suite in suites {
             FileHandle.standardError.write(Data("error: relay benchmark failed: \(error)\n".utf8))
             exit(1)
         }
-    case "cluster":
-        print("Relay cluster: signed joins on Redis beside SQLite, splices through HAProxy, rooms over three nodes")
+    case "cluster", "cluster-failover":
+        let failoverOnly = suite == "cluster-failover"
+        print(
+            failoverOnly
+                ? "Relay cluster: a node killed under a live session, beside one reconnect"
+                : "Relay cluster: a node's death, signed joins on Redis beside SQLite, splices through HAProxy, rooms over three nodes"
+        )
         do {
             let parked = Int(environment["HERDR_BENCH_CLUSTER_PARKED"] ?? "") ?? 6000
-            markdown += try ClusterBenchmarks(runs: runs, parkedRooms: parked, seconds: 5).run().markdown
+            markdown += try ClusterBenchmarks(runs: runs, parkedRooms: parked, seconds: 5).run(
+                failoverOnly: failoverOnly
+            ).markdown
         } catch {
             FileHandle.standardError.write(Data("error: cluster benchmark failed: \(error)\n".utf8))
             exit(1)
@@ -157,7 +165,7 @@ for suite in suites {
     default:
         FileHandle.standardError.write(
             Data(
-                "error: unknown suite '\(suite)' (known: ssh, auth, noise, attest, pair, relay, cluster, companion, terminal, terminal-keys, home, host-memory, idle)\n"
+                "error: unknown suite '\(suite)' (known: ssh, auth, noise, attest, pair, relay, cluster, cluster-failover, companion, terminal, terminal-keys, home, host-memory, idle)\n"
                     .utf8))
         exit(64)
     }

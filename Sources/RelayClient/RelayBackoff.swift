@@ -55,6 +55,12 @@ public struct RelayBackoff: Hashable, Sendable {
 
     public mutating func reset() { attempt = 0 }
 
+    /// Seconds a connection must have been up for its drop to be retried at once, skipping the
+    /// backoff (the relay node holding it died, the network blinked: a new connection is likely
+    /// to work now). One that drops sooner backs off, so a link that drops as soon as it is up
+    /// cannot spin.
+    public static let steadyConnection = 2.0
+
     /// The wait before coming back to a relay that sent the client to retry soon (4421
     /// `reshard`): 0.25 to 0.5 seconds, jittered so clients moved together do not return together.
     public static func soonDelay(random: Double) -> Double { 0.5 - 0.25 * min(max(random, 0), 1) }

@@ -76,6 +76,9 @@ public final class RelayLink: Sendable {
         public var backoff = RelayBackoff()
         /// Uniform randomness in 0...1 for the backoff's jitter.
         public var random: @Sendable () -> Double = { Double.random(in: 0...1) }
+        /// Seconds an admitted connection must have lasted for the attempt after its drop to go
+        /// at once.
+        public var steadyConnection = RelayBackoff.steadyConnection
         public init() {}
     }
 
@@ -275,6 +278,8 @@ private final class LinkRunner: Sendable {
         var reshards = 0
         while true {
             var peerLeft = false
+            // Seconds the admitted connection lasted, once it ended.
+            var upFor: Double?
             if link.isStopRequested { return link.finish(.stopped) }
             attempt += 1
             link.publish(.connecting(attempt: attempt))
@@ -295,6 +300,7 @@ private final class LinkRunner: Sendable {
                 let start = MonotonicClock.now
                 link.publish(.admitted(connection))
                 let end = connection.waitUntilEnded(timeout: nil) ?? .closedLocally
+                upFor = MonotonicClock.now - start
                 backoff.connectionEnded(after: MonotonicClock.now - start)
                 disposition = RelayLink.disposition(after: end)
                 peerLeft = end == .closedByRelay(.peerGone)
@@ -321,6 +327,10 @@ private final class LinkRunner: Sendable {
                     backoff.reset()
                     continue
                 }
+                // A connection that had been up a while dropped (a computer parked through a
+                // balancer whose node died): the first attempt goes at once, to the node the
+                // balancer picks now. Each follows an admission that lasted: this cannot spin.
+                if let upFor, upFor >= options.steadyConnection { continue }
                 let delay = backoff.nextDelay(random: options.random())
                 link.publish(.waiting(retryIn: delay, reason: reason))
                 if !link.pause(delay) { return link.finish(.stopped) }

@@ -54,12 +54,18 @@ extension ServeSettings {
         let server: RelayServer
         do {
             server = try RelayServer(options: options) {
-                let store: any RelayStore =
-                    if let redis {
-                        try RedisRelayStore(address: redis, idleLifetime: frozen.idleRoomLifetime)
-                    } else {
-                        try SQLiteRelayStore(path: path)
+                let store: any RelayStore
+                if let redis {
+                    let shared = try RedisRelayStore(address: redis, idleLifetime: frozen.idleRoomLifetime)
+                    if let refusal = shared.presenceRefusal {
+                        log(
+                            "note: \(refusal): the other nodes take this node's rooms only once its heartbeat lapses (\(frozen.leaseLifetime) ms) if it dies; give its Redis user &herdr-relay:presence:* and +subscribe"
+                        )
                     }
+                    store = shared
+                } else {
+                    store = try SQLiteRelayStore(path: path)
+                }
                 return RelayCore(configuration: frozen, store: store, clock: SystemRelayClock(), log: coreLog)
             }
         } catch {

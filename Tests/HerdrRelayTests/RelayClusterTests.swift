@@ -241,16 +241,6 @@ struct RelayClusterTests {
         connection.waitUntilEnded(timeout: 10)
         return try #require(connection.end)
     }
-
-    /// Polls `condition` every 50 ms until it holds, at most `timeout` seconds.
-    func waitFor(timeout: Double, _ what: String, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        repeat {
-            if try condition() { return }
-            usleep(50_000)
-        } while Date() < deadline
-        throw FixtureError("not within \(timeout) s: \(what)")
-    }
 }
 
 /// A RelayLink and its latest admitted connection, followed by draining its events.

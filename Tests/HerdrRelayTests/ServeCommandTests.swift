@@ -131,6 +131,26 @@ import Testing
         #expect(result.stderr.contains("Redis at \(redis.url()) is unreachable"), "\(result.stderr)")
     }
 
+    /// A Redis user without the presence channel: the relay still serves, and says at start that a
+    /// dead node's rooms then wait for its heartbeat, and which ACL rule would fix it.
+    @Test func aRedisUserRefusedThePresenceChannelIsNoted() throws {
+        let redis = try RedisServer(tcp: true)
+        let rules = ["ACL", "SETUSER", "relay", "on", ">relay-pw", "~*", "resetchannels", "+@all"]
+        let made = try ProcessRunner.run("redis-cli", ["-s", redis.socketPath] + rules)
+        try #require(made.stdout.contains("OK"), "\(made.stdout) \(made.stderr)")
+        let relay = try RelayProcess(
+            [
+                "--origin", Self.origin, "--listen", "127.0.0.1:0", "--store",
+                "redis://relay:relay-pw@127.0.0.1:\(redis.tcpPort ?? 0)/0",
+            ],
+            environment: ["ATTEST_REQUIRED": "false"])
+        #expect(LoopbackHTTP.get(port: relay.port, path: "/healthz")?.status == 200)
+        #expect(relay.terminate() == 0)
+        let log = relay.stderrText()
+        #expect(log.contains("refused SUBSCRIBE") && log.contains("&herdr-relay:presence:*"), "\(log)")
+        #expect(!log.contains("relay-pw"), "the password is never logged")
+    }
+
     /// Without `ATTEST_REQUIRED=false` (exactly), attestation is required and the log says phones
     /// cannot pair (the refusals themselves are RelayServerTests' business).
     @Test(arguments: [nil, "False", "0", ""] as [String?])

@@ -84,6 +84,37 @@ struct RelayLinkTests {
         #expect(macLink.state == .stopped(.roomDeleted))
     }
 
+    /// A connection that had been up its steady time and dropped is tried again at once (the
+    /// computer parks again on the node a balancer picks now); one that dropped sooner waits.
+    @Test("a drop after the steady time is retried at once, a drop before it after the backoff")
+    func dropAfterSteadyTimeRetriesAtOnce() throws {
+        let relay = try TestRelay()
+        for (steady, waits) in [(0.0, false), (3600.0, true)] {
+            var options = Self.fastOptions()
+            options.steadyConnection = steady
+            let link = RelayLink(
+                endpoint: relay.endpoint, room: randomRoom(), role: .mac, credential: .none, options: options)
+            defer {
+                link.stop()
+                link.waitUntilStopped(timeout: 5)
+            }
+            let first = try Self.nextAdmitted(link)
+            first.close()  // the socket dies under the link
+            var events: [String] = []
+            let deadline = Date().addingTimeInterval(10)
+            readEvents: while Date() < deadline, let event = link.nextEvent(timeout: 5) {
+                switch event {
+                case .admitted: break readEvents
+                case .waiting: events.append("waiting")
+                case .connecting: events.append("connecting")
+                case .stopped(let reason): Issue.record("the link stopped: \(reason)")
+                }
+            }
+            #expect(events.contains("waiting") == waits, "steady time \(steady) s: \(events)")
+            #expect(events.contains("connecting"), "it connected again: \(events)")
+        }
+    }
+
     @Test("a join key the room does not know stops the link: remote access needs re-pairing")
     func badSignatureStops() throws {
         let relay = try TestRelay()

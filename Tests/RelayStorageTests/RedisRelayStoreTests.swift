@@ -256,6 +256,65 @@ import Testing
         #expect(try store.leaseHolder(room: room, node: "node-b") == "node-a")
     }
 
+    /// A node's process dies (its connections close, as the kernel closes them on SIGKILL): its
+    /// presence subscription goes with them, and another node may take its rooms at once, long
+    /// before its heartbeat (a minute here) would lapse.
+    @Test func aKilledNodesLeasesAreVoidOnceItsConnectionsClose() throws {
+        let server = try RedisServer()
+        var holder: RedisRelayStore? = try store(server)
+        let other = try store(server)
+        let room = String(repeating: "2", count: 64)
+        #expect(holder?.presenceRefusal == nil)
+        try holder?.beat(node: "node-a", lifetime: 60_000)
+        #expect(try holder?.acquireLease(room: room, node: "node-a", lifetime: 60_000) == nil)
+        #expect(try other.acquireLease(room: room, node: "node-b", lifetime: 60_000) == "node-a", "node-a lives")
+        holder = nil
+        // Redis notices the closed socket on its own loop: a short, bounded wait for that.
+        var granted: String? = "node-a"
+        for _ in 0..<500 where granted != nil {
+            granted = try other.acquireLease(room: room, node: "node-b", lifetime: 60_000)
+            if granted != nil { usleep(2000) }
+        }
+        #expect(granted == nil, "the dead node's lease is void while its heartbeat key still lives")
+        let heartbeat = try ProcessRunner.run(
+            "redis-cli", ["-s", server.socketPath, "PTTL", "herdr-relay:node:node-a"])
+        #expect((Int(heartbeat.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 1000)
+    }
+
+    /// A Redis user without the presence channels: the store says why, and its leases rest on
+    /// heartbeats alone (a node gone is still the holder until its heartbeat lapses). A user that
+    /// may not run PUBSUB still leases rooms, taking holders with a presence for live.
+    @Test func withoutPresenceLeasesRestOnHeartbeats() throws {
+        let server = try RedisServer()
+        for (user, rules) in [
+            ("nochannels", ["resetchannels", "+@all"]), ("nopubsub", ["allchannels", "+@all", "-pubsub"]),
+        ] {
+            let result = try ProcessRunner.run(
+                "redis-cli", ["-s", server.socketPath, "ACL", "SETUSER", user, "on", ">pw-\(user)", "~*"] + rules)
+            try #require(result.stdout.contains("OK"), "\(result.stdout) \(result.stderr)")
+        }
+        func store(as user: String) throws -> RedisRelayStore {
+            try RedisRelayStore(
+                address: RedisAddress(endpoint: .unix(path: server.socketPath), user: user, password: "pw-\(user)"))
+        }
+        let room = String(repeating: "3", count: 64)
+        var unseen: RedisRelayStore? = try store(as: "nochannels")
+        #expect(
+            unseen?.presenceRefusal?.contains("SUBSCRIBE") == true, "\(String(describing: unseen?.presenceRefusal))")
+        #expect(try unseen?.acquireLease(room: room, node: "node-a", lifetime: 60_000) == nil)
+        let other = try self.store(server)
+        unseen = nil
+        #expect(try other.acquireLease(room: room, node: "node-b", lifetime: 60_000) == "node-a", "until it lapses")
+
+        let present = try self.store(server)
+        let second = String(repeating: "4", count: 64)
+        #expect(try present.acquireLease(room: second, node: "node-c", lifetime: 60_000) == nil)
+        let blind = try store(as: "nopubsub")
+        #expect(blind.presenceRefusal == nil)
+        #expect(try blind.acquireLease(room: second, node: "node-d", lifetime: 60_000) == "node-c")
+        #expect(try blind.acquireLease(room: room, node: "node-d", lifetime: 60_000) == "node-a")
+    }
+
     /// The attempt limit of a room is one window for every node.
     @Test func attemptsAreCountedAcrossNodes() throws {
         let server = try RedisServer()

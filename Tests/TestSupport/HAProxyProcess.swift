@@ -18,16 +18,16 @@ public final class HAProxyProcess {
 
     private var statsSocket: String { directory.file("stats.sock").path }
 
-    /// Starts HAProxy on a free loopback port for `nodes` (loopback ports, as many as the shipped
-    /// configuration has `server` lines) and waits until every node is UP.
-    public init(nodes: [UInt16]) throws {
+    /// Starts HAProxy on `port` (a free loopback port unless given) for `nodes` (loopback ports, as
+    /// many as the shipped configuration has `server` lines) and waits until every node is UP.
+    public init(nodes: [UInt16], port: Int? = nil) throws {
         directory = try TemporaryDirectory(prefix: "herdr-haproxy-")
-        port = try SSHServer.freePort(on: "127.0.0.1")
+        self.port = try port ?? SSHServer.freePort(on: "127.0.0.1")
         let extra = directory.file("test.cfg")
         try Data("global\n    stats socket \(directory.file("stats.sock").path) mode 600 level admin\n".utf8)
             .write(to: extra)
         var environment = ProcessInfo.processInfo.environment
-        environment["HERDR_RELAY_FRONTEND"] = "127.0.0.1:\(port)"
+        environment["HERDR_RELAY_FRONTEND"] = "127.0.0.1:\(self.port)"
         for (index, node) in nodes.enumerated() { environment["HERDR_RELAY_NODE\(index + 1)"] = "127.0.0.1:\(node)" }
         let pipe = try PipePair(nonBlockingRead: true)
         process = try ChildProcess(

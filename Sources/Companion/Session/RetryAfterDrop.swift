@@ -1,3 +1,5 @@
+import RelayClient
+
 /// How the first reconnect attempt after an established road dropped goes. Pure.
 ///
 /// A road that had been up a while is retried at once, not after the backoff: a phone's new
@@ -18,8 +20,8 @@ public struct RetryAfterDrop: Equatable, Sendable {
         self.homeFirst = homeFirst
     }
 
-    /// Seconds a road must have been up for its drop to skip the backoff.
-    public static let steadyRoad = 2.0
+    /// Seconds a road must have been up for its drop to skip the backoff (as a relay link's).
+    public static let steadyRoad = RelayBackoff.steadyConnection
 
     /// The retry after `dropped` went down, having been up `upFor` seconds.
     public static func after(_ dropped: CompanionRoad, upFor: Double, roads: DeviceRoads) -> RetryAfterDrop {

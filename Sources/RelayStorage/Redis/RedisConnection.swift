@@ -92,6 +92,15 @@ final class RedisConnection {
         return Self.copy(raw.assumingMemoryBound(to: redisReply.self), depth: 0)
     }
 
+    /// True when Redis sent something not asked for, or closed the connection: for a connection
+    /// that only waits (a subscription nobody publishes to), it is gone. Never blocks.
+    var hasUnsolicitedInput: Bool {
+        var ready = pollfd(fd: context.pointee.fd, events: Int16(POLLIN), revents: 0)
+        let count = poll(&ready, 1, 0)
+        // Readable, hung up, in error, or poll failing for another reason than a signal.
+        return count > 0 || (count < 0 && errno != EINTR)
+    }
+
     private func send(_ arguments: [[UInt8]]) -> UnsafeMutableRawPointer? {
         let lengths = arguments.map(\.count)
         // hiredis takes C arrays of pointers; keep every argument's storage alive for the call.

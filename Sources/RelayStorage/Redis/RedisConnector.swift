@@ -6,12 +6,17 @@ import Synchronization
 /// happens on the owner's thread, so a wrong URL fails at start; after a connection is lost, each
 /// new attempt runs on a thread of its own, at most one per `retryMilliseconds`, so a Redis that
 /// has gone silent (a partition, where a connect waits out its whole timeout) never stalls the
-/// owner's splices. Meanwhile every call fails at once with the outage.
+/// owner's splices. Meanwhile every call fails at once with the outage. Each connection comes with
+/// the node's presence (`RedisPresence`), made with it, so a node that reconnected is present again.
 final class RedisConnector {
-    /// A connection with the digests of the scripts loaded on it.
+    /// A connection with the digests of the scripts loaded on it, and the node's presence.
     struct Live {
         let connection: RedisConnection
         let scripts: [RedisRelayStore.Script: [UInt8]]
+        /// Nil when Redis refused the subscription: leases then rest on heartbeats alone.
+        let presence: RedisPresence?
+        /// Why there is no presence, when Redis refused it.
+        let presenceRefusal: String?
     }
 
     /// A finished background attempt, handed from its thread to the owner under the lock.
@@ -26,6 +31,7 @@ final class RedisConnector {
     }
 
     let address: RedisAddress
+    private let keyPrefix: String
     private let timeoutMilliseconds: Int
     private let retryMilliseconds: Int64
     private var current: Live?
@@ -35,11 +41,14 @@ final class RedisConnector {
     /// Why Redis cannot be used, since the call that found it so; nil while it can.
     private(set) var outage: String?
 
-    init(address: RedisAddress, timeoutMilliseconds: Int, retryMilliseconds: Int64) throws(RelayStoreError) {
+    init(address: RedisAddress, keyPrefix: String, timeoutMilliseconds: Int, retryMilliseconds: Int64)
+        throws(RelayStoreError)
+    {
         self.address = address
+        self.keyPrefix = keyPrefix
         self.timeoutMilliseconds = timeoutMilliseconds
         self.retryMilliseconds = retryMilliseconds
-        current = try Self.connect(address, timeoutMilliseconds: timeoutMilliseconds).get()
+        current = try Self.connect(address, keyPrefix: keyPrefix, timeoutMilliseconds: timeoutMilliseconds).get()
     }
 
     /// The connection, or the outage thrown at once (starting a background attempt when one is due).
@@ -62,9 +71,9 @@ final class RedisConnector {
         if let lastAttempt, now - lastAttempt < retryMilliseconds { throw unavailable() }
         lastAttempt = now
         connecting = true
-        let (address, timeout, finished) = (address, timeoutMilliseconds, finished)
+        let (address, keyPrefix, timeout, finished) = (address, keyPrefix, timeoutMilliseconds, finished)
         let thread = Thread {
-            let outcome = Outcome(Self.connect(address, timeoutMilliseconds: timeout))
+            let outcome = Outcome(Self.connect(address, keyPrefix: keyPrefix, timeoutMilliseconds: timeout))
             finished.slot.withLock { $0 = outcome }
         }
         thread.name = "redis connect"
@@ -84,7 +93,9 @@ final class RedisConnector {
         RelayStoreError(outage ?? "Redis at \(address): reconnecting", unavailable: true)
     }
 
-    private static func connect(_ address: RedisAddress, timeoutMilliseconds: Int) -> Result<Live, RelayStoreError> {
+    private static func connect(_ address: RedisAddress, keyPrefix: String, timeoutMilliseconds: Int) -> Result<
+        Live, RelayStoreError
+    > {
         do throws(RelayStoreError) {
             let connection = try RedisConnection(address: address, timeoutMilliseconds: timeoutMilliseconds)
             var scripts: [RedisRelayStore.Script: [UInt8]] = [:]
@@ -95,7 +106,16 @@ final class RedisConnector {
                 }
                 scripts[script] = digest
             }
-            return .success(Live(connection: connection, scripts: scripts))
+            var presence: RedisPresence?
+            var refusal: String?
+            do {
+                presence = try RedisPresence(
+                    address: address, timeoutMilliseconds: timeoutMilliseconds, keyPrefix: keyPrefix)
+            } catch  where !error.isUnavailable {
+                refusal = error.message
+            }
+            return .success(
+                Live(connection: connection, scripts: scripts, presence: presence, presenceRefusal: refusal))
         } catch {
             return .failure(RelayStoreError(error.message, unavailable: true))
         }

@@ -67,14 +67,15 @@ extension RedisRelayStore {
                     return 0
                     """
             case .acquireLease:
-                // room, node, node lifetime ms: nil when granted, else the live holder.
-                return """
+                // room, node, node lifetime ms, node's heartbeat mark: nil when granted, else the
+                // live holder.
+                return Self.liveness + """
                     local key = ARGV[1] .. 'lease:' .. ARGV[2]
                     local holder = redis.call('GET', key)
-                    if holder and holder ~= ARGV[3] and redis.call('EXISTS', ARGV[1] .. 'node:' .. holder) == 1 then
+                    if holder and holder ~= ARGV[3] and isLive(ARGV[1], holder) then
                         return holder
                     end
-                    redis.call('SET', ARGV[1] .. 'node:' .. ARGV[3], '1', 'PX', ARGV[4])
+                    redis.call('SET', ARGV[1] .. 'node:' .. ARGV[3], ARGV[5], 'PX', ARGV[4])
                     if holder ~= ARGV[3] then redis.call('SET', key, ARGV[3]) end
                     return false
                     """
@@ -87,9 +88,9 @@ extension RedisRelayStore {
                     """
             case .leaseHolder:
                 // room, node: the live holder other than node, or nil.
-                return """
+                return Self.liveness + """
                     local holder = redis.call('GET', ARGV[1] .. 'lease:' .. ARGV[2])
-                    if holder and holder ~= ARGV[3] and redis.call('EXISTS', ARGV[1] .. 'node:' .. holder) == 1 then
+                    if holder and holder ~= ARGV[3] and isLive(ARGV[1], holder) then
                         return holder
                     end
                     return false
@@ -163,6 +164,23 @@ extension RedisRelayStore {
 
         private static var kinds: String {
             RelaySecretKind.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        }
+
+        /// Whether a node is alive: its heartbeat key lives and, when it holds a presence token,
+        /// that token's subscription is still there (gone the moment a killed node's socket
+        /// closed). A `PUBSUB` the node's ACL user may not run says nothing: the heartbeat decides.
+        private static var liveness: String {
+            """
+            local function isLive(P, node)
+                local mark = redis.call('GET', P .. 'node:' .. node)
+                if not mark then return false end
+                if mark == '1' then return true end
+                local counts = redis.pcall('PUBSUB', 'NUMSUB', P .. 'presence:' .. mark)
+                if type(counts) ~= 'table' or counts.err then return true end
+                return tonumber(counts[2]) > 0
+            end
+
+            """
         }
 
         /// Removing one secret from every index, and a room with all its secrets.

@@ -39,7 +39,8 @@ public final class RedisRelayStore: RelayStore {
         self.keyPrefix = keyPrefix
         self.idleLifetime = idleLifetime
         connector = try RedisConnector(
-            address: address, timeoutMilliseconds: timeoutMilliseconds, retryMilliseconds: retryMilliseconds)
+            address: address, keyPrefix: keyPrefix, timeoutMilliseconds: timeoutMilliseconds,
+            retryMilliseconds: retryMilliseconds)
     }
 
     // MARK: - The contract
@@ -157,12 +158,28 @@ public final class RedisRelayStore: RelayStore {
         try script(.attempt, [name, String(limit), String(max(1, length))], "admitAttempt") == .integer(1)
     }
 
+    /// The heartbeat's value is the node's presence token (`1` without one): while the key lives,
+    /// other nodes also ask Redis whether that token's subscription is still there.
     public func beat(node: String, lifetime: Int64) throws(RelayStoreError) {
-        _ = try run(["SET", key("node:", node), "1", "PX", String(max(1, lifetime))], "beat")
+        let live = try connector.live()
+        _ = try run(["SET", key("node:", node), Self.mark(live), "PX", String(max(1, lifetime))], "beat", on: live)
     }
 
     public func acquireLease(room name: String, node: String, lifetime: Int64) throws(RelayStoreError) -> String? {
-        try holder(try script(.acquireLease, [name, node, String(max(1, lifetime))], "acquireLease"), "acquireLease")
+        let live = try connector.live()
+        return try holder(
+            try script(.acquireLease, [name, node, String(max(1, lifetime)), Self.mark(live)], "acquireLease"),
+            "acquireLease")
+    }
+
+    /// Why this node has no presence in Redis (so a killed node's rooms wait for its heartbeat to
+    /// lapse), when Redis refused it; nil when it has one or Redis cannot be reached.
+    public var presenceRefusal: String? { (try? connector.live())?.presenceRefusal }
+
+    /// What the node's heartbeat key holds: its presence token while the subscription is held.
+    private static func mark(_ live: RedisConnector.Live) -> String {
+        guard let presence = live.presence, presence.isHeld else { return "1" }
+        return presence.token
     }
 
     public func releaseLease(room name: String, node: String) throws(RelayStoreError) {

@@ -1,0 +1,40 @@
+import Foundation
+import Glibc
+
+/// A computer and a device paired through a relay by the real programs, as a person does it:
+/// `herdr-host pair --relay ORIGIN` shows its code, `herdr-remote pair CODE --yes --no-connect`
+/// shows the short code, which is typed on the computer once it asks.
+public enum RelayProgramPairing {
+    /// Pairs the computer configured by `hostEnvironment` (its XDG_CONFIG_HOME), named
+    /// `computerName`, with the device of `deviceEnvironment`, named `deviceName`; throws with
+    /// what either program said when a step does not come.
+    public static func pair(
+        origin: String, computerName: String, deviceName: String, hostEnvironment: [String: String],
+        deviceEnvironment: [String: String]
+    ) throws {
+        let host = try InteractiveProcess(
+            BuiltProgram.path("herdr-host"), ["pair", "--relay", origin, "--name", computerName],
+            environment: hostEnvironment)
+        guard let code = host.waitForMatch(#"(herdr://companion\?\S+)"#), host.waitFor("waiting for a device") else {
+            host.signal(SIGTERM)
+            _ = host.wait()
+            throw FixtureError("herdr-host pair showed no code, or did not park: \(host.stdout) \(host.stderr)")
+        }
+        let device = try InteractiveProcess(
+            BuiltProgram.path("herdr-remote"), ["pair", code, "--yes", "--no-connect", "--name", deviceName],
+            environment: deviceEnvironment)
+        guard let shown = device.waitForMatch(#"Type this code on [^:]+: (\d{3} \d{3})"#) else {
+            throw FixtureError("the device showed no code: \(device.stderr)")
+        }
+        // Typed once the computer asks (what was typed before the question is thrown away).
+        guard host.waitFor("Type the code it shows") else { throw FixtureError("not asked: \(host.stdout)") }
+        host.writeLine(shown)
+        let deviceStatus = device.wait(timeout: 30)
+        let hostStatus = host.wait(timeout: 30)
+        guard deviceStatus == 0, hostStatus == 0 else {
+            throw FixtureError(
+                "pairing failed: device \(String(describing: deviceStatus)) \(device.stderr); host \(String(describing: hostStatus)) \(host.stdout) \(host.stderr)"
+            )
+        }
+    }
+}
