@@ -152,35 +152,63 @@ struct WorkedExample {
             .home([try HomeAddress(parsing: "[fd00::7]:4610")]), from: &computer, to: &device,
             counter: &counters.computer, computerToDevice: true)
         let window = 4 * 1024 * 1024
-        let session: [(SessionMessage, Bool, String)] = [
+        /// A session message, or a control message of the session's (the window, liveness).
+        enum Step {
+            case session(SessionMessage, String)
+            case control(CompanionMessage)
+        }
+        let session: [(Step, Bool)] = [
             (
-                .open(stream: 1, name: nil, cols: 80, rows: 24, window: window), false,
-                "open: version 1, stream 1, 80×24, window 4 MiB, no name (herdr's default session)"
+                .session(
+                    .open(stream: 1, name: nil, cols: 80, rows: 24, window: window),
+                    "open: version 1, stream 1, 80×24, window 4 MiB, no name (herdr's default session)"), false
             ),
             (
-                .started(stream: 1, token: sessionToken, offset: 0, window: window), true,
-                "started: stream 1, the token, offset 0, window 4 MiB"
+                .session(
+                    .started(stream: 1, token: sessionToken, offset: 0, window: window),
+                    "started: stream 1, the token, offset 0, window 4 MiB"), true
             ),
-            (.output(stream: 1, offset: 0, data: Array("$ ".utf8)), true, "output: stream 1, offset 0, `$ `"),
-            (.input(stream: 1, data: Array("exit\r".utf8)), false, "input: stream 1, `exit` and a carriage return"),
-            (.output(stream: 1, offset: 2, data: Array("exit\r\n".utf8)), true, "output: stream 1, offset 2, the echo"),
+            // The device's window starts at the path's floor ("Output and credit").
+            (.control(.window(stream: 1, bytes: 256 * 1024)), false),
+            (.session(.output(stream: 1, offset: 0, data: Array("$ ".utf8)), "output: stream 1, offset 0, `$ `"), true),
             (
-                .exit(stream: 1, end: 8, status: 0, signal: nil), true,
-                "exit: stream 1, end 8, has status 1, status 0, no signal name"
+                .session(
+                    .input(stream: 1, data: Array("exit\r".utf8)), "input: stream 1, `exit` and a carriage return"),
+                false
             ),
-            (.close(stream: 1), false, "close: stream 1"),
+            // A ping follows the keystrokes ("Liveness"); the computer answers at once.
+            (.control(.ping(1)), false),
+            (.control(.pong(1)), true),
+            (
+                .session(
+                    .output(stream: 1, offset: 2, data: Array("exit\r\n".utf8)), "output: stream 1, offset 2, the echo"),
+                true
+            ),
+            (
+                .session(
+                    .exit(stream: 1, end: 8, status: 0, signal: nil),
+                    "exit: stream 1, end 8, has status 1, status 0, no signal name"), true
+            ),
+            (.session(.close(stream: 1), "close: stream 1"), false),
         ]
-        for (message, computerToDevice, what) in session {
-            if computerToDevice {
+        for (step, computerToDevice) in session {
+            switch (step, computerToDevice) {
+            case (.session(let message, let what), true):
                 try self.message(
                     message, what, from: &computer, to: &device, counter: &counters.computer, computerToDevice: true)
-            } else {
+            case (.session(let message, let what), false):
                 try self.message(
                     message, what, from: &device, to: &computer, counter: &counters.device, computerToDevice: false)
+            case (.control(let message), true):
+                try self.message(
+                    message, from: &computer, to: &device, counter: &counters.computer, computerToDevice: true)
+            case (.control(let message), false):
+                try self.message(
+                    message, from: &device, to: &computer, counter: &counters.device, computerToDevice: false)
             }
         }
         step(
-            "The device ends with status 0. Had it credited output (every quarter of the window: after 1 MiB on its screen), the credit would have been `\(Self.fields(SessionMessage.credit(stream: 1, consumed: 1 << 20)))`."
+            "The device ends with status 0. Had it credited output (every quarter of the window: after 64 KiB on its screen, with the 256 KiB window it asked for), the credit would have been `\(Self.fields(SessionMessage.credit(stream: 1, consumed: 64 * 1024)))`."
         )
         return out.joined(separator: "\n") + "\n"
     }
