@@ -12,14 +12,20 @@ import Testing
     /// A session that answers every line it reads, and says it is ready.
     static let answering = "stty -echo; echo ready; while read line; do echo \"got-$line\"; done"
 
-    @Test func aPathThatFallsSilentIsRacedAndTheSessionCarriesOn() throws {
+    /// A paired road whose relay both sides reach through a `CuttingProxy`, the agent parked and
+    /// its sessions answering.
+    static func agentBehindAProxy() throws -> (CuttingProxy, RelayRoadFixture, InteractiveProcess) {
         let proxy = try CuttingProxy()
         let road = try RelayRoadFixture(originPort: proxy.port)
         proxy.forward(to: road.port)
         try road.pair()
-        try road.configure("session-command", Self.answering)
-        let agent = try road.startAgent()
-        defer { agent.signal(SIGTERM) }
+        try road.configure("session-command", answering)
+        return (proxy, road, try road.startAgent())
+    }
+
+    @Test func aPathThatFallsSilentIsRacedAndTheSessionCarriesOn() throws {
+        let (proxy, road, agent) = try Self.agentBehindAProxy()
+        defer { withExtendedLifetime((proxy, road)) { agent.signal(SIGTERM) } }
         let parked = proxy.accepted
 
         let device = try road.startConnect()
@@ -43,13 +49,8 @@ import Testing
     }
 
     @Test func aDeviceThatFallsSilentIsDroppedAndItsSessionWaitsForIt() throws {
-        let proxy = try CuttingProxy()
-        let road = try RelayRoadFixture(originPort: proxy.port)
-        proxy.forward(to: road.port)
-        try road.pair()
-        try road.configure("session-command", Self.answering)
-        let agent = try road.startAgent()
-        defer { agent.signal(SIGTERM) }
+        let (proxy, road, agent) = try Self.agentBehindAProxy()
+        defer { withExtendedLifetime((proxy, road)) { agent.signal(SIGTERM) } }
 
         let device = try road.startConnect()
         #expect(device.waitFor("ready"), "\(device.stderr)")

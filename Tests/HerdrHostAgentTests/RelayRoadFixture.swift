@@ -259,19 +259,11 @@ final class RelayRoadFixture {
 
     /// A full pairing: the code shown, the device's code typed on the computer, both ending well.
     func pair(deviceName: String = "phone") throws {
-        let (host, code) = try startPair()
-        let device = try startDevicePair(code, name: deviceName)
-        guard let shown = Self.shownCode(device) else {
-            throw FixtureError("the device showed no code: \(device.stderr)")
-        }
-        guard host.waitFor("Type the code it shows") else { throw FixtureError("not asked: \(host.stdout)") }
-        host.writeLine(shown)
-        let hostStatus = host.wait(timeout: 30)
-        let deviceStatus = device.wait(timeout: 30)
-        guard hostStatus == 0, deviceStatus == 0 else {
-            throw FixtureError(
-                "pairing failed: host \(String(describing: hostStatus)) \(host.stdout) \(host.stderr); device \(String(describing: deviceStatus)) \(device.stdout) \(device.stderr)"
-            )
+        try RelayProgramPairing.pair(
+            origin: origin, computerName: "studio", deviceName: deviceName, hostEnvironment: hostEnvironment,
+            deviceEnvironment: deviceEnvironment(deviceName)
+        ) { [self] program, arguments, computer, environment in
+            try launch(program, arguments, computer: computer, environment: environment)
         }
     }
 

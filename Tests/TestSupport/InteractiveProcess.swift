@@ -142,8 +142,14 @@ public final class InteractiveProcess: @unchecked Sendable {
         input = -1
     }
 
-    /// Waits for the exit status (nil if it did not end within `timeout`).
-    public func wait(timeout: Double = 30) -> Int32? { process.wait(timeout: timeout) }
+    /// Waits for the exit status (nil if it did not end within `timeout`), then for what it wrote
+    /// last to be read from its pipes (their end; at most a second more, for a child it left
+    /// behind that holds them open), so `stdout` and `stderr` are whole when this returns.
+    public func wait(timeout: Double = 30) -> Int32? {
+        guard let status = process.wait(timeout: timeout) else { return nil }
+        _ = waitForBytes(timeout: 1) { _, _ in false }
+        return status
+    }
 
     public func signal(_ number: Int32) { process.signal(number) }
 }

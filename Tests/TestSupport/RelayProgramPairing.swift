@@ -5,24 +5,35 @@ import Glibc
 /// `herdr-host pair --relay ORIGIN` shows its code, `herdr-remote pair CODE --yes --no-connect`
 /// shows the short code, which is typed on the computer once it asks.
 public enum RelayProgramPairing {
+    /// Starts a program of the computer's (`computer` true) or of the device's: on this machine
+    /// by default, or where a fixture puts them (a namespace of an emulated network).
+    public typealias Launch = (
+        _ program: String, _ arguments: [String], _ computer: Bool, _ environment: [String: String]
+    ) throws -> InteractiveProcess
+
+    public static func here(
+        _ program: String, _ arguments: [String], _ computer: Bool, _ environment: [String: String]
+    ) throws -> InteractiveProcess {
+        try InteractiveProcess(program, arguments, environment: environment)
+    }
+
     /// Pairs the computer configured by `hostEnvironment` (its XDG_CONFIG_HOME), named
     /// `computerName`, with the device of `deviceEnvironment`, named `deviceName`; throws with
     /// what either program said when a step does not come.
     public static func pair(
         origin: String, computerName: String, deviceName: String, hostEnvironment: [String: String],
-        deviceEnvironment: [String: String]
+        deviceEnvironment: [String: String], launch: Launch = here
     ) throws {
-        let host = try InteractiveProcess(
-            BuiltProgram.path("herdr-host"), ["pair", "--relay", origin, "--name", computerName],
-            environment: hostEnvironment)
+        let host = try launch(
+            BuiltProgram.path("herdr-host"), ["pair", "--relay", origin, "--name", computerName], true, hostEnvironment)
         guard let code = host.waitForMatch(#"(herdr://companion\?\S+)"#), host.waitFor("waiting for a device") else {
             host.signal(SIGTERM)
             _ = host.wait()
             throw FixtureError("herdr-host pair showed no code, or did not park: \(host.stdout) \(host.stderr)")
         }
-        let device = try InteractiveProcess(
-            BuiltProgram.path("herdr-remote"), ["pair", code, "--yes", "--no-connect", "--name", deviceName],
-            environment: deviceEnvironment)
+        let device = try launch(
+            BuiltProgram.path("herdr-remote"), ["pair", code, "--yes", "--no-connect", "--name", deviceName], false,
+            deviceEnvironment)
         guard let shown = device.waitForMatch(#"Type this code on [^:]+: (\d{3} \d{3})"#) else {
             throw FixtureError("the device showed no code: \(device.stderr)")
         }
