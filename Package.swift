@@ -27,12 +27,16 @@ let package = Package(
         .target(name: "Noise", dependencies: ["HerdrCrypto"]),
         // What the relay and its clients share: canonical encoding, room names, transcripts, the join key.
         .target(name: "RelayProtocol", dependencies: ["HerdrCrypto"]),
+        // herdr's agents as a board: statuses, sessions, the agents family's messages in the
+        // companion channel, herdr's own JSON. Pure, no I/O.
+        .target(name: "HerdrAgents", dependencies: ["HerdrBase", "RelayProtocol"]),
         // The end-to-end channel of both Noise roads: chunked transport, fatal AEAD failure, SAS, prologue;
         // the companion code and the pairing confirmation on both sides.
         .target(
             name: "Companion",
             dependencies: [
                 "Noise", "HerdrCrypto", "HerdrBase", "RelayClient", "RelayProtocol", "HomeRoad", "NetworkPath",
+                "HerdrAgents",
             ]),
         // An SSH client connection over libssh2, on a thread of its own.
         .target(name: "SSHClient", dependencies: ["CLibSSH2", "CSystem", "HerdrCrypto", "NetworkPath"]),
@@ -132,7 +136,7 @@ let package = Package(
             dependencies: [
                 "CFuzzDriver", "HomeRoad", "RelayStorage", "RelayProtocol", "RelayServer", "WebWire", "PeerGate",
                 "PeerGateListener", "Companion", "Noise", "HerdrBase", "HerdrKit", "HerdrCrypto", "SSHPairingHost",
-                "CLISupport", "RelayCommandLine", "PairImage", "AppAttest",
+                "CLISupport", "RelayCommandLine", "PairImage", "AppAttest", "HerdrAgents",
             ],
             path: "Fuzz/herdr-fuzz",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
@@ -155,6 +159,7 @@ let package = Package(
         .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "TestSupport"]),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "TestSupport"]),
         .testTarget(name: "HerdrCryptoTests", dependencies: ["HerdrCrypto"]),
+        .testTarget(name: "HerdrAgentsTests", dependencies: ["HerdrAgents"]),
         .testTarget(
             name: "NoiseTests", dependencies: ["Noise", "Companion", "RelayProtocol", "HerdrCrypto", "TestSupport"],
             exclude: ["Peers", "Vectors"]),
@@ -193,7 +198,7 @@ let package = Package(
             name: "CompanionTests",
             dependencies: [
                 "Companion", "HerdrKit", "RelayClient", "RelayProtocol", "HerdrCrypto", "Noise", "TestSupport",
-                "HomeRoad", "NetworkPath",
+                "HomeRoad", "NetworkPath", "HerdrAgents",
             ]),
         .testTarget(
             name: "HerdrHostAgentTests",

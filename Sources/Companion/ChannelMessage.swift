@@ -1,10 +1,25 @@
+import HerdrAgents
+
 /// One application message inside the end-to-end channel, told apart by its first byte
 /// (docs/companion.md, "Inside the channel"): `{` starts a control message, 0x01–0x1F a session
-/// protocol message; any other first byte, and an empty message, end the channel. The one rule
-/// both sides read the other's messages by.
+/// protocol message (0x0D among them the agents family's board); any other first byte, and an
+/// empty message, end the channel. The one rule both sides read the other's messages by.
 public enum ChannelMessage: Hashable, Sendable {
     case control(CompanionMessage)
     case session(SessionMessage)
+    /// Computer → device, once the device asked to watch agents: part of a board or its changes
+    /// (`0x0D`, version 1, then the JSON body).
+    case agents(AgentBoardMessage)
+
+    /// The type byte of the agents family's messages, among the session protocol's.
+    public static let agentsType: UInt8 = 0x0D
+    /// The agents family's version.
+    public static let agentsVersion: UInt8 = 1
+
+    /// An agents message as the channel carries it.
+    public static func bytes(of message: AgentBoardMessage) -> [UInt8] {
+        [agentsType, agentsVersion] + message.body
+    }
 
     /// What a message is by its first byte alone.
     public enum Kind: Hashable, Sendable {
@@ -31,6 +46,15 @@ public enum ChannelMessage: Hashable, Sendable {
                 self = .control(try CompanionMessage(parsing: bytes))
             } catch {
                 throw ChannelMessageError("a malformed control message (\(error))")
+            }
+        case .session where bytes.first == Self.agentsType:
+            guard bytes.count >= 2, bytes[1] == Self.agentsVersion else {
+                throw ChannelMessageError("an agents message of a version other than \(Self.agentsVersion)")
+            }
+            do {
+                self = .agents(try AgentBoardMessage(parsingBody: Array(bytes[2...])))
+            } catch {
+                throw ChannelMessageError("a malformed agents message (\(error))")
             }
         case .session:
             do {

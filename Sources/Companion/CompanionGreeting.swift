@@ -78,7 +78,8 @@ func greet(
             switch message {
             case .control(.statusAcknowledged): acknowledged = true
             case .control: continue
-            case .session: throw .unavailable("the computer sent a session message before it acknowledged the status")
+            case .session, .agents:
+                throw .unavailable("the computer sent a session message before it acknowledged the status")
             }
         }
     }

@@ -31,6 +31,10 @@ public enum CompanionMessage: Hashable, Sendable {
     /// Device → computer, at any time in a session: the output window it wants from now on (in
     /// the session protocol's window range), sized to the path.
     case window(stream: UInt32, bytes: Int)
+    /// Device → computer, at any time after the ack: start (`watch`) or stop sending the agents
+    /// board (`ChannelMessage.agents`): a whole board at once, then its changes. A computer that
+    /// does not know the key ignores it, so the device tells an older computer by its silence.
+    case agents(watch: Bool)
     /// A control message of a later version, by its key: ignored.
     case unknown(String)
 
@@ -69,6 +73,7 @@ public enum CompanionMessage: Hashable, Sendable {
         case .inputReceived(let stream, let bytes):
             text = "{\"inputReceived\":{\"stream\":\(stream),\"bytes\":\(bytes)}}"
         case .window(let stream, let bytes): text = "{\"window\":{\"stream\":\(stream),\"bytes\":\(bytes)}}"
+        case .agents(let watch): text = "{\"agents\":{\"v\":1,\"watch\":\(watch)}}"
         case .unknown(let key): text = "{\(RelayJSON.quoted(key)):null}"
         }
         return Array(text.utf8)
@@ -138,6 +143,19 @@ public enum CompanionMessage: Hashable, Sendable {
                 )
             }
             self = .window(stream: stream, bytes: bytes)
+        case "agents":
+            guard let fields = value as? [String: Any], let version = RelayJSON.integer(fields["v"]) else {
+                throw CompanionMessageError("agents is not {v, watch}")
+            }
+            // A later version of the family: this side does not speak it, as if the key were unknown.
+            guard version == 1 else {
+                self = .unknown(key)
+                return
+            }
+            guard let watch = RelayJSON.boolean(fields["watch"]) else {
+                throw CompanionMessageError("agents is not {v: 1, watch: true or false}")
+            }
+            self = .agents(watch: watch)
         default:
             self = .unknown(key)
         }

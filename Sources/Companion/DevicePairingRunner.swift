@@ -251,7 +251,7 @@ public final class DevicePairingRunner: Sendable {
                     let message: CompanionMessage
                     switch try ChannelMessage(parsing: bytes) {
                     case .control(let control): message = control
-                    case .session: throw ChannelMessageError("a session message while pairing")
+                    case .session, .agents: throw ChannelMessageError("a session message while pairing")
                     }
                     if case .home(let addresses) = message { onHome(addresses) }
                     actions += loop.machine.handle(.message(message, now: now))

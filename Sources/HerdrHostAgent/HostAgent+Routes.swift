@@ -45,6 +45,8 @@ extension HostAgent {
                 return "it is no longer paired"
             }
             control(message, device: paired, channel: channel, loop)
+        case .agents:
+            return "it sent an agents board, which only a computer sends"
         }
         return nil
     }

@@ -428,7 +428,7 @@ public final class HostAgent: Sendable {
             _ = try? registry.update(device.id) { $0.established = true }
             slot?.device.established = true
             log("\(device.name): the room is established")
-        case .pairing, .statusAcknowledged, .home, .inputReceived, .unknown:
+        case .pairing, .statusAcknowledged, .home, .inputReceived, .agents, .unknown:
             break
         }
     }

@@ -1,4 +1,5 @@
 import Companion
+import HerdrAgents
 import Testing
 
 /// The channel's one rule (docs/companion.md, "Inside the channel"): a message's first byte makes
@@ -30,6 +31,17 @@ import Testing
 
     @Test func eachKindParsesWithItsOwnCodec() throws {
         #expect(try ChannelMessage(parsing: Array(#"{"ack":"status"}"#.utf8)) == .control(.statusAcknowledged))
+        let board = AgentBoardMessage(
+            sequence: 1, kind: .changes,
+            agents: [HerdrAgent(key: AgentKey(session: "default", pane: "w1:p1"), status: .blocked)])
+        #expect(try ChannelMessage(parsing: ChannelMessage.bytes(of: board)) == .agents(board))
+        #expect(
+            try ChannelMessage(parsing: Array(#"{"agents":{"v":1,"watch":true}}"#.utf8))
+                == .control(.agents(watch: true)))
+        #expect(
+            try ChannelMessage(parsing: Array(#"{"agents":{"v":2,"later":[]}}"#.utf8)) == .control(.unknown("agents")),
+            "a later version of the family is ignored as an unknown key")
+        #expect(throws: ChannelMessageError.self) { try ChannelMessage(parsing: Array(#"{"agents":{"v":1}}"#.utf8)) }
         #expect(
             try ChannelMessage(parsing: SessionMessage.close(stream: 7).bytes) == .session(.close(stream: 7)))
         // A control message of a later version (a key this side does not know) is no error.
@@ -39,7 +51,10 @@ import Testing
     @Test(arguments: [
         (Array(#"{"ack":"nope"}"#.utf8), "a malformed control message (an ack of something unknown)"),
         (Array("{".utf8), "a malformed control message"),
-        ([0x0C, 0, 0, 0, 1], "a malformed session message (an unknown session message type 12)"),
+        ([0x0E, 0, 0, 0, 1], "a malformed session message (an unknown session message type 14)"),
+        ([0x0D, 2] + Array("{}".utf8), "an agents message of a version other than 1"),
+        ([0x0D], "an agents message of a version other than 1"),
+        ([0x0D, 1] + Array("{}".utf8), "a malformed agents message (an agents message has no seq"),
         ([0x1F], "a malformed session message (an unknown session message type 31)"),
         ([0x06, 0, 0, 0, 1, 0, 0, 0, 0], "a malformed session message (a window of 0×0 cells"),
     ])

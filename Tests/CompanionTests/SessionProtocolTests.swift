@@ -100,7 +100,7 @@ import Testing
     }
 
     @Test func anUnknownRefusalReasonReadsAsOther() throws {
-        for raw: UInt8 in [0, 6, 42, 254] {
+        for raw: UInt8 in [0, 3, 7, 42, 254] {
             let bytes: [UInt8] = [0x0B, 0, 0, 0, 1, raw, 0, 1, 0x78]
             #expect(try Self.parse(bytes) == .refused(stream: 1, reason: .other, text: "x"))
         }
@@ -123,9 +123,24 @@ import Testing
         #expect(SessionMessage.maximumData == 65505)
     }
 
+    @Test func openAgentCarriesASessionAndAPaneWithinTheirRules() throws {
+        let message = SessionMessage.openAgent(
+            stream: 9, session: "work", pane: "w1:p2", cols: 80, rows: 24, window: 65536)
+        #expect(
+            message.bytes
+                == [0x0C, 1, 0, 0, 0, 9, 0, 80, 0, 24, 0, 1, 0, 0, 4] + Array("work".utf8) + [5] + Array("w1:p2".utf8))
+        #expect(try SessionMessage(parsing: message.bytes) == message)
+        for (session, pane) in [("work", "w1 p2"), ("no way", "w1:p2"), ("", "w1:p2"), ("work", "")] {
+            let bytes =
+                [0x0C, 1, 0, 0, 0, 9, 0, 80, 0, 24, 0, 1, 0, 0, UInt8(session.utf8.count)] + Array(session.utf8)
+                + [UInt8(pane.utf8.count)] + Array(pane.utf8)
+            #expect(Self.refuses(bytes), "\(session) \(pane)")
+        }
+    }
+
     @Test func anUnknownTypeByteIsRefused() {
         let tail: [UInt8] = [1, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 40)
-        for byte: UInt8 in [0x00, 0x0C, 0x0D, 0x1F, 0x20, 0x7B, 0x80, 0xFF] {
+        for byte: UInt8 in [0x00, 0x0E, 0x10, 0x1F, 0x20, 0x7B, 0x80, 0xFF] {
             #expect(Self.refuses([byte] + tail), "type \(byte)")
             #expect(Self.refuses([byte]), "type \(byte) alone")
         }

@@ -1,4 +1,5 @@
 import Companion
+import HerdrAgents
 import HerdrBase
 
 extension FuzzTargets {
@@ -36,6 +37,11 @@ extension FuzzTargets {
             FuzzCheck.expect(cellsInBounds(cols, rows), "cells out of bounds")
             FuzzCheck.expect(SessionMessage.windowRange.contains(window), "a window out of bounds")
             FuzzCheck.expect(name.map(HerdrSessionName.isValid) ?? true, "a session name herdr refuses")
+        case .openAgent(_, let session, let pane, let cols, let rows, let window):
+            FuzzCheck.expect(cellsInBounds(cols, rows), "cells out of bounds")
+            FuzzCheck.expect(SessionMessage.windowRange.contains(window), "a window out of bounds")
+            FuzzCheck.expect(
+                HerdrSessionName.isValid(session) && HerdrAgent.isValidPane(pane), "an agent target breaking its rule")
         case .resume(_, let token, _, let cols, let rows, let window):
             FuzzCheck.expect(token.count == SessionMessage.tokenSize, "a token of the wrong size")
             FuzzCheck.expect(cellsInBounds(cols, rows), "cells out of bounds")

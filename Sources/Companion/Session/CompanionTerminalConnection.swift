@@ -624,7 +624,7 @@ public final class CompanionTerminalConnection: Sendable {
                 outgoing.withLock { out in
                     if let resend = out.inputLog.rewind(toReceived: received) { out.input = resend + out.input }
                 }
-            case .control:
+            case .control, .agents:
                 continue
             case .session(let message):
                 if let end = handle(message) { return end }

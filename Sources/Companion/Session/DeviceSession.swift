@@ -94,7 +94,7 @@ public struct DeviceSession: Sendable {
                 return .attachAfresh(text: text)
             }
             return .refused(reason, text: text)
-        case .open, .resume, .input, .resize, .credit, .endOfInput, .close:
+        case .open, .openAgent, .resume, .input, .resize, .credit, .endOfInput, .close:
             return .broken("the computer sent a message only a device sends")
         }
     }

@@ -1,3 +1,4 @@
+import HerdrAgents
 import HerdrBase
 
 /// The terminal session protocol inside the companion channel (docs/companion.md, "The session
@@ -9,6 +10,9 @@ public enum SessionMessage: Hashable, Sendable {
     /// Device → computer: start a session (`name` nil: herdr's default) in a PTY of `cols`×`rows`,
     /// the computer may send `window` bytes of output ahead of what the device consumed.
     case open(stream: UInt32, name: String?, cols: Int, rows: Int, window: Int)
+    /// Device → computer: start a session in the pane of the agent `pane` of herdr session
+    /// `session` (`herdr agent attach`), which the computer checks against its own list of agents.
+    case openAgent(stream: UInt32, session: String, pane: String, cols: Int, rows: Int, window: Int)
     /// Device → computer: carry on the session `token` after a drop, from output offset `received`.
     case resume(stream: UInt32, token: [UInt8], received: UInt64, cols: Int, rows: Int, window: Int)
     /// Computer → device: the session runs; output follows from `offset`. `token` resumes it.
@@ -46,11 +50,13 @@ public enum SessionMessage: Hashable, Sendable {
 
     enum Kind: UInt8 {
         case open = 0x01, resume, started, output, input, resize, credit, endOfInput, close, exit, refused
+        case openAgent = 0x0C
     }
 
     public var stream: UInt32 {
         switch self {
-        case .open(let stream, _, _, _, _), .resume(let stream, _, _, _, _, _), .started(let stream, _, _, _),
+        case .open(let stream, _, _, _, _), .openAgent(let stream, _, _, _, _, _), .resume(let stream, _, _, _, _, _),
+            .started(let stream, _, _, _),
             .output(let stream, _, _), .input(let stream, _), .resize(let stream, _, _), .credit(let stream, _),
             .endOfInput(let stream), .close(let stream), .exit(let stream, _, _, _), .refused(let stream, _, _):
             stream
@@ -70,6 +76,15 @@ public enum SessionMessage: Hashable, Sendable {
             let text = Array((name ?? "").utf8)
             out.u8(UInt8(clamping: text.count))
             out.bytes += text
+        case .openAgent(let stream, let session, let pane, let cols, let rows, let window):
+            out.kind(.openAgent, stream, version: true)
+            out.u16(cols)
+            out.u16(rows)
+            out.u32(UInt32(clamping: window))
+            for text in [Array(session.utf8), Array(pane.utf8)] {
+                out.u8(UInt8(clamping: text.count))
+                out.bytes += text
+            }
         case .resume(let stream, let token, let received, let cols, let rows, let window):
             out.kind(.resume, stream, version: true)
             out.bytes += token
@@ -194,6 +209,17 @@ public enum SessionMessage: Hashable, Sendable {
                 throw SessionMessageError("a session name that breaks herdr's rule")
             }
             self = .open(stream: stream, name: name.isEmpty ? nil : name, cols: cols, rows: rows, window: window)
+        case .openAgent:
+            try version()
+            let stream = try reader.u32()
+            let (cols, rows) = try cells()
+            let window = try window()
+            let session = try reader.text(length: Int(try reader.u8()))
+            let pane = try reader.text(length: Int(try reader.u8()))
+            guard HerdrSessionName.isValid(session), HerdrAgent.isValidPane(pane) else {
+                throw SessionMessageError("an agent's session name or pane id that breaks its rule")
+            }
+            self = .openAgent(stream: stream, session: session, pane: pane, cols: cols, rows: rows, window: window)
         case .resume:
             try version()
             let stream = try reader.u32()
@@ -290,6 +316,8 @@ public enum SessionRefusal: UInt8, Hashable, Sendable {
     case startFailed = 4
     /// This device already has as many sessions as the computer allows.
     case tooManySessions = 5
+    /// The agent to open is not among the computer's agents (gone, or never there).
+    case unknownAgent = 6
     case other = 255
 }
 

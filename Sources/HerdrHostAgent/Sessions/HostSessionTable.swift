@@ -165,6 +165,12 @@ public struct HostSessionTable: Sendable {
                 flow: flow, openedAt: now)
             actions.append(.spawn(id, device: device, name: name, cols: cols, rows: rows))
             return actions
+        case .openAgent(let stream, _, _, _, _, _):
+            guard session(device, stream) == nil else {
+                return [.dropConnection(device, reason: "opened stream \(stream) twice")]
+            }
+            queue(.refused(stream: stream, reason: .unknownAgent, text: "this computer opens no agents"), for: device)
+            return []
         case .resume(let stream, let token, let received, let cols, let rows, let window):
             guard session(device, stream) == nil else {
                 return [.dropConnection(device, reason: "resumed on stream \(stream), which is in use")]
