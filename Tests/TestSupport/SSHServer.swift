@@ -34,6 +34,8 @@ public final class SSHServer: @unchecked Sendable {
     public var binDirectory: URL { herdr.binDirectory }
     public var authorizedKeysFile: URL { directory.appending("authorized_keys") }
     public var logFile: URL { directory.appending("sshd.log") }
+    /// A directory the test user may write in, outside its HOME.
+    public var runDirectory: URL { directory.appending("run") }
     public var pid: Int32? { lock.withLock { process?.pid } }
 
     public init(_ options: Options = Options()) throws {
@@ -53,6 +55,11 @@ public final class SSHServer: @unchecked Sendable {
     private func prepareFiles() throws {
         let fm = FileManager.default
         try fm.createDirectory(at: directory.appending("keys"), withIntermediateDirectories: true)
+        // A directory the sessions' user writes (markers a test waits for).
+        try fm.createDirectory(at: runDirectory, withIntermediateDirectories: true)
+        guard chown(runDirectory.path, user.uid, user.gid) == 0 else {
+            throw FixtureError("chown run failed: \(String(cString: strerror(errno)))")
+        }
         for type in options.hostKeyTypes {
             let path = directory.appending("keys/ssh_host_\(type)_key").path
             try ProcessRunner.run("ssh-keygen", ["-q", "-t", type, "-N", "", "-f", path], check: true)
