@@ -16,6 +16,9 @@ public final class ChildProcess: @unchecked Sendable {
         stdin: Int32 = -1, stdout: Int32 = -1, stderr: Int32 = -1, newSession: Bool = false,
         currentDirectory: URL? = nil
     ) throws {
+        // A test writing to a child that already died (after a failed expectation) must get EPIPE,
+        // not end the whole test process; the child gets every signal's default back below.
+        _ = Glibc.signal(SIGPIPE, SIG_IGN)
         let path = executable.hasPrefix("/") ? executable : try ProcessRunner.which(executable)
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
