@@ -12,7 +12,9 @@ struct AgentNotice: Sendable, Equatable {
     var at: Int64
 
     /// `studio: claude-2 needs you`, `studio: claude-2 is done`.
-    var title: String { "\(computer): \(agent.displayName) \(agent.status == .blocked ? "needs you" : "is \(agent.status.rawValue)")" }
+    var title: String {
+        "\(computer): \(agent.displayName) \(agent.status == .blocked ? "needs you" : "is \(agent.status.rawValue)")"
+    }
 
     /// Where it is and what it was doing: `default/w1:p2 · claude · was working · Approve edit?`.
     var body: String {
@@ -30,7 +32,8 @@ struct AgentNotice: Sendable, Equatable {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         let time = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(at)))
-        return "\(time) \(computer) \(agent.session)/\(agent.pane) \(agent.status.rawValue) \(previous?.rawValue ?? "-") \(agent.name ?? "-")"
+        return
+            "\(time) \(computer) \(agent.session)/\(agent.pane) \(agent.status.rawValue) \(previous?.rawValue ?? "-") \(agent.name ?? "-")"
     }
 
     /// What `--exec`'s command finds in its environment.

@@ -30,7 +30,9 @@ struct BoardScreen: Sendable {
             selected = nil
             return
         }
-        if let chosen, let index = rows.firstIndex(where: { $0.computer == chosen.computer && $0.agent.key == chosen.agent.key }) {
+        if let chosen,
+            let index = rows.firstIndex(where: { $0.computer == chosen.computer && $0.agent.key == chosen.agent.key })
+        {
             selected = index
         } else {
             selected = min(selected ?? 0, rows.count - 1)
@@ -78,7 +80,8 @@ enum BoardView {
     ) -> [String] {
         let needing = screen.rows.filter { $0.agent.status.needsAttention }.count
         let away = computers.filter { !$0.isLive }.count
-        var title = "herdr-remote watch · \(computers.count) computers · \(screen.rows.count) agents · \(needing) blocked or done"
+        var title =
+            "herdr-remote watch · \(computers.count) computers · \(screen.rows.count) agents · \(needing) blocked or done"
         if away > 0 { title += " · \(away) not live" }
         var table = [["", "#"] + AgentTable.header]
         for (index, row) in screen.rows.enumerated() {

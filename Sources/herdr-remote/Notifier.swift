@@ -65,7 +65,9 @@ final class Notifier {
             process.standardError = FileHandle.nullDevice
             let id = ObjectIdentifier(process)
             process.terminationHandler = { [weak self] _ in
-                DispatchQueue.main.async { MainActor.assumeIsolated { _ = self?.desktopRunning.removeValue(forKey: id) } }
+                DispatchQueue.main.async {
+                    MainActor.assumeIsolated { _ = self?.desktopRunning.removeValue(forKey: id) }
+                }
             }
             do {
                 try process.run()

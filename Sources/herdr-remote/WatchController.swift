@@ -130,7 +130,9 @@ final class WatchController {
             known[name] = board
         case .lost(let problem, let retrying):
             if before.state != state {
-                say("\(name): \(ComputerEntry.word(for: problem.kind)): \(problem.message)\(retrying ? " (trying again)" : "")")
+                say(
+                    "\(name): \(ComputerEntry.word(for: problem.kind)): \(problem.message)\(retrying ? " (trying again)" : "")"
+                )
             }
         case .connecting:
             break
