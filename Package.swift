@@ -158,7 +158,7 @@ let package = Package(
             name: "LinkEmulatorTests", dependencies: ["LinkEmulator", "herdr-link", "herdr-relay", "TestSupport"],
             exclude: ["Peers"]),
         .testTarget(name: "SSHClientTests", dependencies: ["SSHClient", "TestSupport"]),
-        .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "TestSupport"]),
+        .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "HerdrAgents", "TestSupport"]),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "TestSupport"]),
         .testTarget(name: "HerdrCryptoTests", dependencies: ["HerdrCrypto"]),
         .testTarget(name: "HerdrAgentsTests", dependencies: ["HerdrAgents"]),

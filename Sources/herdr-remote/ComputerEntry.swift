@@ -16,6 +16,7 @@ struct ComputerEntry: Sendable, Equatable {
         self.road = road
         self.state = state
         self.board = board
+        update(state)
     }
 
     /// Takes a new state, keeping the last board through a loss.
