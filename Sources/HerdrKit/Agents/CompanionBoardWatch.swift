@@ -131,10 +131,12 @@ public final class CompanionBoardWatch: ComputerBoardWatch {
             set(.live(board, road: Self.roadWord(road)))
         case .reconnecting(_, let reason):
             boardTimer?.cancel()
+            boardTimer = nil
             set(.lost(ComputerProblem(.unreachable, "the link dropped (\(reason)); reconnecting"), retrying: true))
         case .finished(.failed(let failure)):
             connection = nil
             boardTimer?.cancel()
+            boardTimer = nil
             failed(Self.problem(failure))
         case .finished, .started, .output, .resumed, .attachedAfresh:
             break
