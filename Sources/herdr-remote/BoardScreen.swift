@@ -80,8 +80,9 @@ enum BoardView {
     ) -> [String] {
         let needing = screen.rows.filter { $0.agent.status.needsAttention }.count
         let away = computers.filter { !$0.isLive }.count
+        func count(_ number: Int, _ word: String) -> String { "\(number) \(word)\(number == 1 ? "" : "s")" }
         var title =
-            "herdr-remote watch · \(computers.count) computers · \(screen.rows.count) agents · \(needing) blocked or done"
+            "herdr-remote watch · \(count(computers.count, "computer")) · \(count(screen.rows.count, "agent")) · \(needing) blocked or done"
         if away > 0 { title += " · \(away) not live" }
         var table = [["", "#"] + AgentTable.header]
         for (index, row) in screen.rows.enumerated() {

@@ -123,9 +123,9 @@ final class WatchController {
             if let old = known[name] {
                 let now = Int64(Date().timeIntervalSince1970)
                 for notice in AgentNotice.changes(on: name, from: old, to: board, now: now) { tell(notice) }
-                if !before.isLive { say("\(name): back (\(board.agents.count) agents)") }
+                if !before.isLive { say("\(name): back (\(Self.agents(board.agents.count)))") }
             } else {
-                say("\(name): watching (\(board.agents.count) agents)")
+                say("\(name): watching (\(Self.agents(board.agents.count)))")
             }
             known[name] = board
         case .lost(let problem, let retrying):
@@ -139,6 +139,8 @@ final class WatchController {
         }
         refresh()
     }
+
+    private static func agents(_ count: Int) -> String { count == 1 ? "1 agent" : "\(count) agents" }
 
     private func tell(_ notice: AgentNotice) {
         let decision = gate.admit(notice, now: MonotonicClock.now)
