@@ -48,7 +48,7 @@ let package = Package(
             name: "HerdrKit",
             dependencies: [
                 "HerdrBase", "HerdrCrypto", "SSHClient", "PeerGate", "Companion", "RelayClient", "RelayProtocol",
-                "HomeRoad",
+                "HomeRoad", "HerdrAgents",
             ]),
         // What every command-line program of the project shares: arguments, raw terminal, prompts.
         .target(name: "CLISupport"),
@@ -94,7 +94,9 @@ let package = Package(
             ]),
         .executableTarget(
             name: "herdr-remote",
-            dependencies: ["HerdrKit", "Companion", "RelayClient", "HomeRoad", "CLISupport", "PairImage"]),
+            dependencies: [
+                "HerdrKit", "Companion", "RelayClient", "HomeRoad", "CLISupport", "PairImage", "HerdrAgents",
+            ]),
         // `herdr-remote pair --image`'s reader: a PNG (libpng) to the text of its QR codes (zbar).
         .target(name: "PairImage", dependencies: ["CZBar", "CLibPNG"]),
         // The home road's pipe: length-prefixed Noise messages over TCP, the home addresses a door listens on.
@@ -156,7 +158,7 @@ let package = Package(
             name: "LinkEmulatorTests", dependencies: ["LinkEmulator", "herdr-link", "herdr-relay", "TestSupport"],
             exclude: ["Peers"]),
         .testTarget(name: "SSHClientTests", dependencies: ["SSHClient", "TestSupport"]),
-        .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "TestSupport"]),
+        .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "HerdrAgents", "TestSupport"]),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "TestSupport"]),
         .testTarget(name: "HerdrCryptoTests", dependencies: ["HerdrCrypto"]),
         .testTarget(name: "HerdrAgentsTests", dependencies: ["HerdrAgents"]),

@@ -2,6 +2,7 @@ import CLISupport
 import Companion
 import Foundation
 import Glibc
+import HerdrAgents
 import HerdrKit
 import Observation
 import RelayClient
@@ -29,6 +30,15 @@ enum ConnectCommand {
             drop it reconnects over whichever road answers, and the session resumes where it was without \
             losing or repeating a byte of output, as long as the computer kept it (15 minutes by default, \
             herdr-host config grace-period); when the home network comes back, the session moves back to it.
+
+            With --agent, it lands in one herdr agent's pane instead (herdr agent attach on the computer): \
+            TARGET is a pane id (w1:p2), a pane in a named session (work/w1:p2), or an agent's name, which \
+            must be unique (herdr-remote agents lists them). It is looked up on the computer's agents board \
+            first, on every road (over SSH: herdr session list --json and herdr api snapshot; a SESSION/PANE \
+            target is attached as it is, herdr checking it); none or several matching is an error listing \
+            the candidates (exit 18). A bare pane id is looked for in the host's session first. Only that \
+            pane is attached, so a small terminal here resizes that pane's tab on the computer, not the \
+            whole session's other tabs (docs/agents.md, "Pane sizes").
             """,
         arguments: [
             PositionalSpec(
@@ -39,6 +49,10 @@ enum ConnectCommand {
                 "road", valueName: "home|relay",
                 help: "For a companion host: take only this road (default: both, the home network preferred).",
                 completion: .values(["home", "relay"])),
+            OptionSpec(
+                "agent", valueName: "target",
+                help:
+                    "Land in this herdr agent's pane: a pane id (w1:p2), SESSION/PANE, or a unique agent name."),
             HostCommands.identityOption,
         ],
         flags: [
@@ -55,7 +69,6 @@ enum ConnectCommand {
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
         let store = try HostCommands.openStore()
         let host = try HostCommands.findHost(arguments.positional("name") ?? "", in: store)
-        let terminal = LocalTerminal()
         var options = TerminalSessionOptions()
         if arguments.flag("no-reattach") { options.reconnect = .never }
         if let road = arguments.string("road") {
@@ -67,10 +80,16 @@ enum ConnectCommand {
             }
             options.road = choice
         }
-        options.identityFiles = try HostCommands.identityFiles(arguments)
-        if let socket = ProcessInfo.processInfo.environment["SSH_AUTH_SOCK"], !socket.isEmpty {
-            options.agentSocketPath = socket
+        if let agent = arguments.string("agent") {
+            guard let target = AgentTarget(agent) else {
+                throw arguments.usageError(
+                    "option '--agent' must be a pane id (w1:p2), SESSION/PANE or an agent's name, got \(HerdrCommand.posixQuoted(agent))"
+                )
+            }
+            options.agent = target
         }
+        options.identityFiles = try HostCommands.identityFiles(arguments)
+        options.agentSocketPath = AgentsCommand.agentSocket
         options.promptResponder = answerPrompts
         // Output goes to the terminal from the connection's own thread: no handoff per echo, and a
         // terminal that does not keep up holds the host back in its SSH window.
@@ -84,11 +103,38 @@ enum ConnectCommand {
             }
             return await BlockingCall.run { TerminalPrompt.confirm(prompt: "Trust this host key and connect? [y/N] ") }
         }
+        let terminal = LocalTerminal()
+        let interpretEscapes = terminal.isInteractive
+        return try await attach(session, host: host, terminal: terminal) { session in
+            let input = session.input
+            StandardInputPump(
+                send: { input.send($0) }, interpretEscapes: interpretEscapes,
+                onAction: { action in
+                    switch action {
+                    case .disconnect: session.disconnect()
+                    case .showHelp: StandardError.write(EscapeSequence.help)
+                    case .send(let bytes): session.send(bytes)
+                    }
+                },
+                onEnd: { session.input.sendEOF() }
+            ).start()
+        }
+    }
+
+    /// Connects `session` and runs it in this terminal until it ends: raw mode, window changes,
+    /// status lines, SIGTERM and SIGHUP; `startInput` feeds it keystrokes once it runs. Returns
+    /// the exit code; how it ended goes to `report` (stderr by default).
+    @MainActor
+    static func attach(
+        _ session: TerminalSession, host: HostProfile, terminal: LocalTerminal,
+        report: @escaping (String) -> Void = { StandardError.write($0) },
+        startInput: (TerminalSession) -> Void
+    ) async throws -> ExitCode {
         session.onNotice = { terminal.status($0) }
         if let road = host.relay {
             var roads: [String] = []
-            if options.road != .relay { roads += road.home.map { "home network \($0)" } }
-            if options.road != .home, let relay = road.relay {
+            if session.options.road != .relay { roads += road.home.map { "home network \($0)" } }
+            if session.options.road != .home, let relay = road.relay {
                 roads.append("relay \((try? RelayEndpoint(parsing: relay))?.authority ?? relay)")
             }
             terminal.status("Connecting to \(host.name) (\(roads.joined(separator: ", ")))...")
@@ -99,8 +145,14 @@ enum ConnectCommand {
         }
         let size = terminal.size
         await session.connect(cols: size.cols, rows: size.rows)
-        guard session.state == .connected else { return finish(session, terminal: terminal, signal: nil) }
+        guard session.state == .connected else {
+            return finish(session, terminal: terminal, signal: nil, report: report)
+        }
         if let road = session.road { terminal.status("Connected via \(road).") }
+        if let agent = session.resolvedAgent {
+            let name = agent.name.map { "\($0) " } ?? ""
+            terminal.status("In the pane of agent \(name)(\(agent.session)/\(agent.pane)).")
+        }
 
         try terminal.enterRawMode()
         defer { terminal.restore() }
@@ -117,18 +169,7 @@ enum ConnectCommand {
             }
         }
         defer { watcher.cancel() }
-        let input = session.input
-        StandardInputPump(
-            send: { input.send($0) }, interpretEscapes: terminal.isInteractive,
-            onAction: { action in
-                switch action {
-                case .disconnect: session.disconnect()
-                case .showHelp: StandardError.write(EscapeSequence.help)
-                case .send(let bytes): session.send(bytes)
-                }
-            },
-            onEnd: { session.input.sendEOF() }
-        ).start()
+        startInput(session)
 
         var lastState = session.state
         while !session.state.isFinal {
@@ -158,26 +199,28 @@ enum ConnectCommand {
             lastState = session.state
         }
         terminal.restore()
-        return finish(session, terminal: terminal, signal: endingSignal)
+        return finish(session, terminal: terminal, signal: endingSignal, report: report)
     }
 
     /// Prints how the session ended and picks the exit code.
     @MainActor
-    static func finish(_ session: TerminalSession, terminal: LocalTerminal, signal: Int32?) -> ExitCode {
+    static func finish(
+        _ session: TerminalSession, terminal: LocalTerminal, signal: Int32?, report: (String) -> Void
+    ) -> ExitCode {
         if let signal { return .signal(signal) }
         guard case .failed(let message) = session.state else { return .success }
-        StandardError.write("error: \(message)\n")
+        report("error: \(message)\n")
         switch session.failureKind {
         case .hostKeyChanged:
             if let challenge = session.rejectedHostKey {
-                StandardError.write(
+                report(
                     "If you know why it changed, forget the old key with: herdr-remote forget-host-key \(challenge.endpoint)\n"
                 )
             }
             return RemoteExitCode.hostKeyRefused
         case .hostKeyNotTrusted: return RemoteExitCode.hostKeyRefused
         case .authentication:
-            StandardError.write(
+            report(
                 "Authorize this device with the line from `herdr-remote key`, or store a password with `herdr-remote password`.\n"
             )
             return RemoteExitCode.authenticationFailed
@@ -187,9 +230,11 @@ enum ConnectCommand {
         case .invalidSessionName: return .config
         case .local: return .ioError
         case .pairingGone:
-            StandardError.write("Pair again: run `herdr-host pair` on the computer and scan its code here.\n")
+            report("Pair again: run `herdr-host pair` on the computer and scan its code here.\n")
             return RemoteExitCode.pairingGone
         case .relayRefused: return RemoteExitCode.relayRefused
+        case .agentNotFound: return RemoteExitCode.agentNotFound
+        case .agentsUnavailable: return RemoteExitCode.agentsUnavailable
         case nil: return .failure
         }
     }

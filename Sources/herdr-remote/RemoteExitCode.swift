@@ -1,4 +1,5 @@
 import CLISupport
+import HerdrKit
 
 /// herdr-remote's own exit codes, listed in `--help`, so scripts can tell failures apart.
 enum RemoteExitCode {
@@ -12,10 +13,43 @@ enum RemoteExitCode {
     static let relayRefused = ExitCode(
         16, meaning: "Relay road: the relay refused (daily quota used up, or another connection took over).")
 
+    // The agents family (docs/agents.md).
+    static let someUnanswered = ExitCode(
+        17, meaning: "agents: some computers did not answer (each one's row and note say why); the others are listed.")
+    static let agentNotFound = ExitCode(
+        18, meaning: "--agent: no agent on the computer matches the target, or several do (the candidates are listed).")
+    static let agentsUnavailable = ExitCode(
+        19,
+        meaning:
+            "The computer cannot list its agents: herdr is missing or failing there, or its herdr-host is older than the agents family."
+    )
+
     static let connectCodes: [ExitCode] = [
         .success, .failure, hostKeyRefused, authenticationFailed, unreachable, connectionLost, remoteCommandFailed,
-        pairingGone, relayRefused, .usage, .ioError, .config, .hangup, .terminated,
+        pairingGone, relayRefused, agentNotFound, agentsUnavailable, .usage, .ioError, .config, .hangup, .terminated,
     ]
+
+    static let agentsCodes: [ExitCode] = [.success, .failure, someUnanswered, .usage, .interrupted, .terminated]
+
+    static let sessionsCodes: [ExitCode] = [
+        .success, .failure, hostKeyRefused, authenticationFailed, unreachable, pairingGone, relayRefused,
+        agentsUnavailable, .usage, .interrupted, .terminated,
+    ]
+
+    static let watchCodes: [ExitCode] = [.success, .failure, .usage, .ioError, .hangup, .interrupted, .terminated]
+
+    /// The code a computer's problem ends `sessions` with.
+    static func code(for problem: ComputerProblem) -> ExitCode {
+        switch problem.kind {
+        case .unreachable, .timedOut: unreachable
+        case .hostKeyChanged, .notPinned: hostKeyRefused
+        case .authentication: authenticationFailed
+        case .pairingGone: pairingGone
+        case .relayRefused: relayRefused
+        case .olderHerdrHost, .unsupported: agentsUnavailable
+        case .protocolViolation, .failed: .failure
+        }
+    }
 
     // `pair`: one code per way pairing can fail (PairingError), so scripts can tell them apart.
     static let pairingCodeInvalid = ExitCode(
@@ -40,7 +74,13 @@ enum RemoteExitCode {
     ]
 
     /// Every code of the program, for the top-level help.
-    static let allCodes: [ExitCode] = pairCodes
+    static let allCodes: [ExitCode] = {
+        var codes = pairCodes
+        for code in [someUnanswered, agentNotFound, agentsUnavailable] {
+            codes.insert(code, at: codes.firstIndex { $0.rawValue > code.rawValue } ?? codes.endIndex)
+        }
+        return codes
+    }()
 }
 
 /// A failure that ends the program with a specific code.

@@ -33,7 +33,7 @@ let herdrRemote = CommandSpec(
     version: "0.1.0",
     subcommands: [
         HostCommands.hosts, HostCommands.add, SSHConfigImport.importCommand, HostCommands.remove, ConnectCommand.spec,
-        PairCommand.spec,
+        SessionsCommand.spec, AgentsCommand.spec, WatchCommand.spec, PairCommand.spec,
         KeyCommands.key, KeyCommands.forgetHostKey, HostCommands.password,
     ],
     exitCodes: RemoteExitCode.allCodes)

@@ -47,3 +47,51 @@ struct CLIHarness {
         guard result.status == 0 else { throw FixtureError("add failed: \(result.stderr)") }
     }
 }
+
+extension CLIHarness {
+    /// Pins `server`'s host key for this config, as a first `connect` that was trusted does.
+    func pin(_ server: SSHServer) throws {
+        try pin(port: server.port, key: try server.scannedKey())
+    }
+
+    /// Pins `key` (`ssh-ed25519 AAAA…`) for 127.0.0.1:`port`.
+    func pin(port: Int, key: String) throws {
+        let knownHosts = directory.appendingPathComponent("known_hosts")
+        let existing = FileManager.default.fileExists(atPath: knownHosts.path) ? try readText(knownHosts) : ""
+        try writeText(existing + "[127.0.0.1]:\(port) \(key)\n", to: knownHosts)
+    }
+
+    /// Saves, authorizes and pins `server` as `name`.
+    func addPinnedHost(_ name: String, server: SSHServer, extra: [String] = []) throws {
+        try addHost(name, server: server, extra: extra)
+        try pin(server)
+    }
+}
+
+/// A TCP port on 127.0.0.1 that accepts connections and never says a word: an SSH server that
+/// hangs after the TCP handshake (the kernel completes it from the listen backlog).
+final class SilentListener {
+    let port: Int
+    private let fd: Int32
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard ok else {
+            close(fd)
+            throw FixtureError("cannot listen on 127.0.0.1")
+        }
+        self.fd = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(fd) }
+}

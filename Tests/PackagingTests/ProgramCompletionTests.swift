@@ -59,7 +59,7 @@ import Testing
         let setup = try Setup()
         // The help reading finds what is there.
         let remote = try Programs.commands(of: "herdr-remote")
-        #expect(remote.count == 10)
+        #expect(remote.count == 13)
         #expect(remote.first { $0.path == ["herdr-remote", "add"] }?.options.contains("-p") == true)
         #expect(remote[0].options == ["--version", "-h", "--help"])
         for program in Programs.names {

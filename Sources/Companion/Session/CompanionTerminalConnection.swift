@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HerdrAgents
 import HomeRoad
 import NetworkPath
 import Noise
@@ -13,11 +14,25 @@ import Synchronization
 /// attaches the session, reads the computer's messages and, when the link drops, reconnects with
 /// backoff over whichever road answers and resumes from the last byte received. Keystrokes, resizes and credits go out from the caller's thread at once,
 /// within the device's frame budget (a deferred flush sends what the budget held back).
+///
+/// It can also watch the computer's agents (docs/companion.md, "Agents"): each connection then
+/// asks for the board, and every board put together arrives as an `agents` event. A connection
+/// may attach nothing at first (`attach` nil: it only watches) and open a session later on the
+/// same channel (`open(_:)`), as `connect --agent` does once the board named the agent.
 public final class CompanionTerminalConnection: Sendable {
+    /// What a connection attaches: a herdr session by name (nil: herdr's default), or an agent's pane.
+    public enum Attach: Sendable, Equatable {
+        case session(String?)
+        case agent(AgentKey)
+    }
+
     public struct Configuration: Sendable {
         public var roads: DeviceRoads
-        /// The herdr session to attach (nil: herdr's default); the computer chooses the command.
-        public var session: String?
+        /// What to attach on each connection (the computer chooses the command); nil attaches
+        /// nothing until `open(_:)`.
+        public var attach: Attach?
+        /// Ask each connection for the agents board (`agents` events).
+        public var watchAgents = false
         public var cols: Int
         public var rows: Int
         /// Output the computer may send ahead of what reached the screen: the most this side
@@ -36,8 +51,12 @@ public final class CompanionTerminalConnection: Sendable {
         public var outputSink: (@Sendable ([UInt8]) -> Bool)?
 
         public init(roads: DeviceRoads, session: String?, cols: Int, rows: Int) {
+            self.init(roads: roads, attach: .session(session), cols: cols, rows: rows)
+        }
+
+        public init(roads: DeviceRoads, attach: Attach?, cols: Int, rows: Int) {
             self.roads = roads
-            self.session = session
+            self.attach = attach
             self.cols = cols
             self.rows = rows
         }
@@ -62,6 +81,8 @@ public final class CompanionTerminalConnection: Sendable {
         case attachedAfresh(reason: String)
         /// This connection registered the room with the relay (keep `registered`).
         case registered
+        /// The computer's agents board, whole, each time it changed (only while watching agents).
+        case agents(AgentBoard)
         /// The last event.
         case finished(Termination)
     }
@@ -95,6 +116,12 @@ public final class CompanionTerminalConnection: Sendable {
             case connectionLost
             /// The computer refused the session, or it could not start there.
             case sessionRefused
+            /// The agent to open is not on the computer's board (refusal reason 6), or the
+            /// caller found no single agent for what the person named.
+            case agentNotFound
+            /// The computer cannot list its agents (herdr missing or failing there, or a
+            /// herdr-host older than the agents family), as the caller found.
+            case agentsUnavailable
             /// The computer broke the session protocol.
             case protocolViolation
             /// The output sink failed (the local terminal went away).
@@ -123,6 +150,8 @@ public final class CompanionTerminalConnection: Sendable {
     /// Wakes the connection's thread while it serves a connection: a frame's outcome, or a
     /// liveness deadline that moved closer.
     private let livenessWake = DispatchSemaphore(value: 0)
+    /// Signalled once the connection's thread has returned (its last socket closed).
+    private let threadEnded = DispatchSemaphore(value: 0)
 
     /// Seconds between the first connection's quick retries while the computer is between parks.
     static let offlineRetries: [Double] = [0.1, 0.25, 0.5, 1]
@@ -158,6 +187,11 @@ public final class CompanionTerminalConnection: Sendable {
         var windowChange: Int?
         /// When the connection's thread wakes next for liveness (monotonic seconds).
         var livenessWakesAt = Double.infinity
+        /// Whether this connection's attach message went out (by the connection's thread at
+        /// the start, or by `open(_:)` later).
+        var attachSent = false
+        /// A change of the agents watch to tell the computer.
+        var watchChange: Bool?
     }
 
     private struct Control {
@@ -179,6 +213,13 @@ public final class CompanionTerminalConnection: Sendable {
         /// The computer's home addresses as it last said.
         var home: [HomeAddress] = []
         var size: (cols: Int, rows: Int)
+        /// What each connection attaches (nil: nothing yet), and whether it watches agents.
+        var attach: Attach?
+        var watchAgents = false
+        /// A connection got through once (what "started" is for a connection that attaches nothing).
+        var connectedOnce = false
+        /// How the caller ended it (`cancel`, `end`): what `finished` says, whichever thread ends first.
+        var ending: Termination?
         init() { size = (80, 24) }
     }
 
@@ -189,6 +230,8 @@ public final class CompanionTerminalConnection: Sendable {
         control.withLock {
             $0.size = (configuration.cols, configuration.rows)
             $0.home = configuration.roads.home
+            $0.attach = configuration.attach
+            $0.watchAgents = configuration.watchAgents
         }
     }
 
@@ -202,12 +245,26 @@ public final class CompanionTerminalConnection: Sendable {
         }
         guard first else { return }
         handler.withLock { $0 = onEvent }
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            run()
+            threadEnded.signal()
+        }
         thread.name = "relay terminal"
         thread.start()
     }
 
     // MARK: - From the caller (any thread)
+
+    /// Blocks until the connection's thread has returned, at most `timeout` seconds: after
+    /// `cancel`, the moment no socket of this connection is left to take the room at a relay
+    /// from a connection made next (a connect under way when cancelled finishes first). True
+    /// when it returned (or never started).
+    public func waitUntilStopped(timeout: Double) -> Bool {
+        guard control.withLock({ $0.started }) else { return true }
+        guard threadEnded.wait(timeout: .now() + timeout) == .success else { return false }
+        threadEnded.signal()
+        return true
+    }
 
     /// Keystrokes for the session; sent at once when the frame budget allows.
     public func send(_ bytes: [UInt8]) {
@@ -242,10 +299,48 @@ public final class CompanionTerminalConnection: Sendable {
         consumed(count)
     }
 
+    /// Attaches `attach` on the current connection (and resumes it on later ones), when nothing is
+    /// attached yet; ignored otherwise.
+    public func open(_ attach: Attach) {
+        let fresh = control.withLock { control -> Bool in
+            guard control.attach == nil, !control.cancelled, !control.finished else { return false }
+            control.attach = attach
+            return true
+        }
+        guard fresh else { return }
+        session.withLock { $0 = Self.deviceSession(attach, window: configuration.window) }
+        outgoing.withLock { out in sendAttach(&out) }
+    }
+
+    /// Starts or stops the agents board on this connection and the later ones.
+    public func watchAgents(_ watch: Bool) {
+        let changed = control.withLock { control -> Bool in
+            defer { control.watchAgents = watch }
+            return control.watchAgents != watch
+        }
+        guard changed else { return }
+        outgoing.withLock { out in
+            guard out.channel != nil else { return }
+            out.watchChange = watch
+            flush(&out)
+        }
+    }
+
+    /// Ends the connection with `failure` (what the caller found: no such agent, say) instead of
+    /// `cancelled`; the computer is told to hang up a session that runs.
+    public func end(_ failure: Failure) {
+        stopEverything(.failed(failure))
+    }
+
     /// Ends the session: the computer is told to hang it up, and `finished(.cancelled)` follows.
     public func cancel() {
+        stopEverything(.cancelled)
+    }
+
+    private func stopEverything(_ termination: Termination) {
         let connection = control.withLock { control -> (any FramePipe)? in
             control.cancelled = true
+            if control.ending == nil { control.ending = termination }
             return control.connection
         }
         outgoing.withLock { out in
@@ -253,42 +348,64 @@ public final class CompanionTerminalConnection: Sendable {
         }
         connection?.close()
         wakeUp.signal()
-        finish(.cancelled)
+        finish(termination)
     }
 
     // MARK: - Sending
+
+    private static func deviceSession(_ attach: Attach?, window: Int) -> DeviceSession {
+        switch attach {
+        case .agent(let agent): DeviceSession(agent: agent, window: window)
+        case .session(let name): DeviceSession(name: name, window: window)
+        case nil: DeviceSession(name: nil, window: window)
+        }
+    }
+
+    /// Sends the attach message on the current connection, once, when there is something to attach.
+    private func sendAttach(_ out: inout Outgoing) {
+        guard out.channel != nil, !out.attachSent, control.withLock({ $0.attach != nil }) else { return }
+        let size = control.withLock { $0.size }
+        let attach = session.withLock { $0.attachMessage(cols: size.cols, rows: size.rows) }
+        out.attachSent = true
+        _ = out.budget.take(now: MonotonicClock.now)
+        try? out.channel?.send(attach.bytes)
+    }
 
     /// Sends what waits, as far as the budget allows; schedules another try for the rest. A
     /// ping follows the session messages when one is due (`PathLiveness`).
     private func flush(_ out: inout Outgoing) {
         // The channel is used in place (`out.channel?.`): a copy would share its cipher states,
         // and each message would then pay for a fresh cipher context.
-        guard out.channel != nil, let stream = out.stream else { return }
+        guard out.channel != nil else { return }
+        let stream = out.stream
         let now = MonotonicClock.now
         while out.budget.wait(now: now) == 0 {
             let bytes: [UInt8]
             if let id = out.pong {
                 bytes = CompanionMessage.pong(id).bytes
                 out.pong = nil
-            } else if let window = out.windowChange {
+            } else if let watch = out.watchChange {
+                bytes = CompanionMessage.agents(watch: watch).bytes
+                out.watchChange = nil
+            } else if let stream, let window = out.windowChange {
                 bytes = CompanionMessage.window(stream: stream, bytes: window).bytes
                 out.windowChange = nil
-            } else if !out.input.isEmpty {
+            } else if let stream, !out.input.isEmpty {
                 let count = min(out.input.count, SessionMessage.maximumData - 8)
                 let data = Array(out.input[0..<count])
                 bytes = SessionMessage.input(stream: stream, data: data).bytes
                 out.input.removeFirst(count)
                 out.inputLog.record(data)
                 out.liveness?.sentSessionMessage()
-            } else if out.endOfInput {
+            } else if let stream, out.endOfInput {
                 bytes = SessionMessage.endOfInput(stream: stream).bytes
                 out.endOfInput = false
                 out.liveness?.sentSessionMessage()
-            } else if let size = out.size {
+            } else if let stream, let size = out.size {
                 bytes = SessionMessage.resize(stream: stream, cols: size.cols, rows: size.rows).bytes
                 out.size = nil
                 out.liveness?.sentSessionMessage()
-            } else if let credit = out.credit {
+            } else if let stream, let credit = out.credit {
                 bytes = SessionMessage.credit(stream: stream, consumed: credit).bytes
                 out.credit = nil
                 out.liveness?.sentSessionMessage()
@@ -339,9 +456,19 @@ public final class CompanionTerminalConnection: Sendable {
     // MARK: - The connection's thread
 
     private let session = Mutex(DeviceSession(name: nil))
+    /// The agents board of the current connection, put together from its messages.
+    private let agentsReceiver = Mutex(AgentBoardReceiver())
+
+    /// Whether the session ran once, or, for a connection that attaches nothing, a connection
+    /// got through once: failures after that are drops to retry, not a computer never reached.
+    private var wasUp: Bool {
+        if session.withLock({ $0.hasStarted }) { return true }
+        return control.withLock { $0.attach == nil && $0.connectedOnce }
+    }
 
     private func run() {
-        session.withLock { $0 = DeviceSession(name: configuration.session, window: configuration.window) }
+        let attach = control.withLock { $0.attach }
+        session.withLock { $0 = Self.deviceSession(attach, window: configuration.window) }
         // The kernel's news of addresses and routes; without it (no netlink here) liveness alone
         // notices a network that moved.
         let monitor = try? RouteMonitor { [self] in networkChanged() }
@@ -365,7 +492,7 @@ public final class CompanionTerminalConnection: Sendable {
                     if case .resharding = error, waitSoon(&reshards, reason: error.description) { continue }
                     if let end = stop(after: error, attempt: attempt) { return finish(end) }
                     lastReason = error.description
-                    if case .computerOffline = error, !session.withLock({ $0.hasStarted }) {
+                    if case .computerOffline = error, !wasUp {
                         _ = wakeUp.wait(timeout: .now() + Self.offlineRetries[attempt])
                         attempt += 1
                         continue
@@ -401,16 +528,16 @@ public final class CompanionTerminalConnection: Sendable {
             // Moved, not copied, into `outgoing`: a copy left behind would share the channel's
             // cipher states, and every message would then build a fresh cipher context.
             var channel: FramedChannel? = (consume established).channel
-            control.withLock {
-                $0.connection = connection
-                $0.road = road
-                $0.closedBecause = nil
+            let watch = control.withLock { control in
+                control.connection = connection
+                control.road = road
+                control.closedBecause = nil
+                control.connectedOnce = true
+                return control.watchAgents
             }
             if isCancelled { connection.close() }
-            let attach = session.withLock { state in
-                let size = control.withLock { $0.size }
-                return state.attachMessage(cols: size.cols, rows: size.rows)
-            }
+            // Every connection's board starts afresh (its `seq` counts from 1).
+            agentsReceiver.withLock { $0 = AgentBoardReceiver() }
             outgoing.withLock { out in
                 out.channel = channel.take()
                 // The relay caps frames per second; the home road has no relay to keep under.
@@ -423,8 +550,11 @@ public final class CompanionTerminalConnection: Sendable {
                 out.pong = nil
                 out.window = nil
                 out.windowChange = nil
-                _ = out.budget.take(now: MonotonicClock.now)
-                try? out.channel?.send(attach.bytes)
+                out.attachSent = false
+                sendAttach(&out)
+                // The board is asked for on each connection: none starts watching.
+                out.watchChange = watch ? true : nil
+                flush(&out)
             }
             switch serve(connection, road: road, generation: generation) {
             case .finished(let termination):
@@ -434,6 +564,7 @@ public final class CompanionTerminalConnection: Sendable {
                 outgoing.withLock { out in
                     out.channel = nil
                     out.stream = nil
+                    out.watchChange = nil
                 }
                 control.withLock { $0.connection = nil }
                 if isCancelled { return finish(.cancelled) }
@@ -450,7 +581,7 @@ public final class CompanionTerminalConnection: Sendable {
                 if case .resharding = failure, waitSoon(&reshards, reason: failure.description) { continue }
                 if let end = stop(after: failure, attempt: 1) { return finish(end) }
                 lastReason = failure.description
-                if session.withLock({ $0.hasStarted }) { attempt = 0 }
+                if wasUp { attempt = 0 }
                 attempt += 1
                 let next = RetryAfterDrop.after(
                     road, upFor: MonotonicClock.now - connectedAt, roads: configuration.roads)
@@ -624,7 +755,17 @@ public final class CompanionTerminalConnection: Sendable {
                 outgoing.withLock { out in
                     if let resend = out.inputLog.rewind(toReceived: received) { out.input = resend + out.input }
                 }
-            case .control, .agents:
+            case .agents(let message):
+                let received = agentsReceiver.withLock { receiver -> Result<AgentBoard?, AgentBoardMessageError> in
+                    Result { () throws(AgentBoardMessageError) in try receiver.receive(message) }
+                }
+                switch received {
+                case .success(let board): if let board { emit(.agents(board)) }
+                case .failure(let error):
+                    return .finished(
+                        .failed(Failure(.protocolViolation, "the computer broke the agents board: \(error)")))
+                }
+            case .control:
                 continue
             case .session(let message):
                 if let end = handle(message) { return end }
@@ -692,8 +833,9 @@ public final class CompanionTerminalConnection: Sendable {
                 try? out.channel?.send(attach.bytes)
             }
             return nil
-        case .refused(_, let text):
-            return .finished(.failed(Failure(.sessionRefused, "the computer refused the session: \(text)")))
+        case .refused(let reason, let text):
+            let kind: Failure.Kind = reason == .unknownAgent ? .agentNotFound : .sessionRefused
+            return .finished(.failed(Failure(kind, "the computer refused the session: \(text)")))
         case .broken(let why):
             return .finished(.failed(Failure(.protocolViolation, "the computer broke the session protocol: \(why)")))
         }
@@ -744,12 +886,12 @@ public final class CompanionTerminalConnection: Sendable {
         case .quotaExceeded, .displaced, .refused: return .failed(Failure(.relayRefused, failure.description))
         case .unavailable(let why), .resharding(relay: let why):
             // Nothing ran yet and this was the first try: say so at once, as ssh does.
-            if attempt == 0, !session.withLock({ $0.hasStarted }) { return .failed(Failure(.unreachable, why)) }
+            if attempt == 0, !wasUp { return .failed(Failure(.unreachable, why)) }
             return nil
         case .computerOffline:
             // herdr-host parks again right after each device leaves: a connect just after another
             // one ended may find it between two parks, so the first try gets a few quick retries.
-            if !session.withLock({ $0.hasStarted }), attempt >= Self.offlineRetries.count {
+            if !wasUp, attempt >= Self.offlineRetries.count {
                 return .failed(Failure(.unreachable, failure.description))
             }
             return nil
@@ -762,7 +904,7 @@ public final class CompanionTerminalConnection: Sendable {
         guard reshards < RelayLink.soonRetries, !isCancelled else { return false }
         reshards += 1
         // A session under way says why the screen is still; a first connect just takes a moment.
-        if session.withLock({ $0.hasStarted }) { emit(.reconnecting(attempt: reshards, reason: reason)) }
+        if wasUp { emit(.reconnecting(attempt: reshards, reason: reason)) }
         _ = wakeUp.wait(timeout: .now() + RelayBackoff.soonDelay(random: Double.random(in: 0...1)))
         return !isCancelled
     }
@@ -794,9 +936,9 @@ public final class CompanionTerminalConnection: Sendable {
     }
 
     private func finish(_ termination: Termination) {
-        let first = control.withLock { control in
+        let (first, termination) = control.withLock { control in
             defer { control.finished = true }
-            return !control.finished
+            return (!control.finished, control.ending ?? termination)
         }
         guard first else { return }
         deliver(.finished(termination))

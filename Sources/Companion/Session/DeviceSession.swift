@@ -1,3 +1,5 @@
+import HerdrAgents
+
 /// One terminal session on the device's side of the session protocol, across connections: which
 /// stream it is on, its resume token, the output received and on the screen. Pure: the shell
 /// hands it the computer's messages and sends what it says.
@@ -27,6 +29,8 @@ public struct DeviceSession: Sendable {
     }
 
     public let name: String?
+    /// The agent whose pane the session opens (`open agent`), instead of the herdr session `name`.
+    public let agent: AgentKey?
     public let window: Int
     public private(set) var stream: UInt32 = 0
     public private(set) var token: [UInt8]?
@@ -37,12 +41,22 @@ public struct DeviceSession: Sendable {
 
     public init(name: String?, window: Int = 4 * 1024 * 1024) {
         self.name = name
+        self.agent = nil
+        self.window = window
+        flow = DeviceOutputFlow(window: window)
+    }
+
+    /// A session in the pane of `agent` (`open agent`); the computer checks it against its board.
+    public init(agent: AgentKey, window: Int = 4 * 1024 * 1024) {
+        self.name = nil
+        self.agent = agent
         self.window = window
         flow = DeviceOutputFlow(window: window)
     }
 
     /// The message that attaches the session on a new connection (or after `attachAfresh`): a
-    /// resume from the last byte received when the computer gave a token, else an open.
+    /// resume from the last byte received when the computer gave a token, else an open (an
+    /// `open agent` for an agent's pane).
     public mutating func attachMessage(cols: Int, rows: Int) -> SessionMessage {
         stream &+= 1
         if stream == 0 { stream = 1 }
@@ -50,6 +64,10 @@ public struct DeviceSession: Sendable {
         if let token {
             return .resume(
                 stream: stream, token: token, received: flow.received, cols: cols, rows: rows, window: window)
+        }
+        if let agent {
+            return .openAgent(
+                stream: stream, session: agent.session, pane: agent.pane, cols: cols, rows: rows, window: window)
         }
         return .open(stream: stream, name: name, cols: cols, rows: rows, window: window)
     }

@@ -1,3 +1,5 @@
+import HerdrAgents
+
 /// The command a host runs to land the user in herdr (interop-facts §2).
 public enum HerdrCommand {
     /// The attach command for `platform`, for the default session (`session == nil`) or a named one.
@@ -23,6 +25,32 @@ public enum HerdrCommand {
             guard let session else { return "herdr" }
             let argument = HerdrSessionName.isValid(session) ? session : powerShellQuoted(literal(session))
             return "herdr session attach " + argument
+        }
+    }
+
+    /// The command that lands in the pane of the agent `pane` of herdr session `session` (`herdr
+    /// agent attach`; ` --session NAME` unless it is the default session), spelled for `platform`
+    /// as ``attach(platform:session:)`` is. A pane or session name that breaks its rule is quoted
+    /// as one literal argument, so herdr itself rejects it and no shell expands it.
+    public static func agentAttach(platform: HostPlatform, session: String, pane: String) -> String {
+        let isDefault = session == HerdrSessionInfo.defaultName
+        switch platform {
+        case .unix:
+            var script = "herdr agent attach " + (HerdrAgent.isValidPane(pane) ? pane : posixQuoted(literal(pane)))
+            if !isDefault {
+                script +=
+                    " --session " + (HerdrSessionName.isValid(session) ? session : posixQuoted(literal(session)))
+            }
+            return "exec \"$SHELL\" -lc " + posixQuoted(script)
+        case .windows:
+            var command =
+                "herdr agent attach " + (HerdrAgent.isValidPane(pane) ? pane : powerShellQuoted(literal(pane)))
+            if !isDefault {
+                command +=
+                    " --session "
+                    + (HerdrSessionName.isValid(session) ? session : powerShellQuoted(literal(session)))
+            }
+            return command
         }
     }
 

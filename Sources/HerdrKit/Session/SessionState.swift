@@ -44,4 +44,9 @@ public enum SessionFailureKind: String, Sendable, Equatable {
     /// Relay road: the relay refused for good (its daily quota is used up, or another connection
     /// of this device took the room).
     case relayRefused
+    /// `--agent`: no agent on the computer's board matches the target, or several do.
+    case agentNotFound
+    /// `--agent`: the computer cannot list its agents (herdr missing or failing there, or a
+    /// herdr-host older than the agents family).
+    case agentsUnavailable
 }

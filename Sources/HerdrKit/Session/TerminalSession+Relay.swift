@@ -1,5 +1,6 @@
 import Companion
 import Foundation
+import HerdrAgents
 import HomeRoad
 import Noise
 import RelayClient
@@ -39,6 +40,21 @@ extension TerminalSession {
         case .connected(let road):
             self.road = road
             noteRoadWorked(road)
+            if options.agent != nil, resolvedAgent == nil { waitForAgentBoard(connection, generation: generation) }
+        case .agents(let board):
+            options.onAgents?(board, CompanionBoardWatch.roadWord(road))
+            guard options.agent != nil, resolvedAgent == nil else { break }
+            agentBoardTimer?.cancel()
+            agentBoardTimer = nil
+            switch resolveAgent(on: board) {
+            case .success(let agent):
+                connection.open(.agent(agent.key))
+                if options.onAgents == nil { connection.watchAgents(false) }
+            case .failure(let failure):
+                let kind: CompanionTerminalConnection.Failure.Kind =
+                    failure.kind == .agentsUnavailable ? .agentsUnavailable : .agentNotFound
+                connection.end(.init(kind, failure.message))
+            }
         case .homeAddresses(let addresses):
             keepHomeAddresses(addresses)
         case .moved(let road, let reason):
@@ -77,6 +93,8 @@ extension TerminalSession {
             markRegistered()
         case .finished(let termination):
             relayConnection = nil
+            agentBoardTimer?.cancel()
+            agentBoardTimer = nil
             let started = signal.resumed
             signal.resume(false)
             relayFinished(termination, started: started, generation: generation)
@@ -107,64 +125,40 @@ extension TerminalSession {
                 case .sessionRefused: .remoteCommand
                 case .protocolViolation: .handshake
                 case .local: .local
+                case .agentNotFound: .agentNotFound
+                case .agentsUnavailable: .agentsUnavailable
                 }
             let message = started ? SessionOutcome.withTail(failure.message, tail.readableLines()) : failure.message
             fail(kind, message)
         }
     }
 
-    /// What the connection needs: the pairing from the profile and the secret store, this
-    /// device's static key, the session options.
+    /// A connection that is up waits `options.agentBoardTimeout` for the board that names the
+    /// agent; a herdr-host older than the agents family never sends one.
+    private func waitForAgentBoard(_ connection: CompanionTerminalConnection, generation: Int) {
+        guard agentBoardTimer == nil else { return }
+        let limit = options.agentBoardTimeout
+        let name = profile.name
+        agentBoardTimer = Task { [weak self] in
+            guard (try? await Task.sleep(for: limit)) != nil, let self, generation == self.generation,
+                self.resolvedAgent == nil
+            else { return }
+            connection.end(
+                .init(
+                    .agentsUnavailable,
+                    "\(name) sent no agents board within \(Int(limit.seconds)) s: its herdr-host is older than the agents family (update it to open an agent)"
+                ))
+        }
+    }
+
+    /// What the connection needs: the pairing (`CompanionSetup`), the session options; with
+    /// `options.agent`, it watches agents and attaches nothing until the board named the agent.
     private func relayConfiguration() throws(TerminalSessionError) -> CompanionTerminalConnection.Configuration {
-        guard let road = profile.relay else { throw TerminalSessionError("\(profile.name) is not a companion host") }
-        var endpoint: RelayEndpoint?
-        if let relay = road.relay {
-            do {
-                endpoint = try RelayEndpoint(parsing: relay)
-            } catch {
-                throw TerminalSessionError("The saved relay of \(profile.name) (\(relay)) is not usable: \(error)")
-            }
-        }
-        guard let computerKey = Base64URL.decodeCanonical(road.computerKey), computerKey.count == 32 else {
-            throw TerminalSessionError("The saved computer key of \(profile.name) is not usable; pair again")
-        }
-        let secret: [UInt8]?
-        do {
-            secret = try SecretStore(directory: store.directory).roomSecret(for: profile.id)
-        } catch {
-            throw TerminalSessionError("Cannot read the room secret of \(profile.name): \(error)")
-        }
-        guard let secret else {
-            throw TerminalSessionError("No room secret is kept for \(profile.name); pair it again")
-        }
-        let loaded: KeyPair?
-        do {
-            loaded = try StaticKeyFile.load(store.directory.companionKeyFile)
-        } catch {
-            throw TerminalSessionError("Cannot read this device's relay key: \(error)")
-        }
-        guard let key = loaded else {
-            throw TerminalSessionError(
-                "This device's relay key (\(store.directory.companionKeyFile.path)) is missing; pair again")
-        }
-        let name = road.deviceName ?? Pairing.sanitizedDeviceName(ProcessInfo.processInfo.hostName)
-        var relay: DeviceRelayConnection?
-        if let endpoint {
-            let pairing = DeviceRelayConnection.Pairing(
-                relay: endpoint, computerKey: computerKey, pairingID: road.pairingID, roomSecret: secret,
-                registered: road.registered)
-            var connection = DeviceRelayConnection(pairing: pairing, deviceName: name, staticKey: key)
-            connection.timeout = options.connectTimeout.seconds
-            connection.options.connectTimeout = options.connectTimeout.seconds
-            relay = connection
-        }
-        var greeting = DeviceRoads.Greeting(
-            pairingID: road.pairingID, computerKey: computerKey,
-            status: .init(name: name, roomSecret: secret, registered: road.registered), staticKey: key)
-        greeting.timeout = options.connectTimeout.seconds
-        let roads = DeviceRoads(greeting: greeting, relay: relay, home: road.home, choice: options.road)
-        var configuration = CompanionTerminalConnection.Configuration(
-            roads: roads, session: profile.herdrSession, cols: size.cols, rows: size.rows)
+        var attach: CompanionTerminalConnection.Attach? = .session(profile.herdrSession)
+        if options.agent != nil { attach = resolvedAgent.map { .agent($0.key) } }
+        var configuration = try CompanionSetup.configuration(
+            for: profile, store: store, options: options, attach: attach, cols: size.cols, rows: size.rows)
+        configuration.watchAgents = options.agent != nil && (resolvedAgent == nil || options.onAgents != nil)
         let policy = options.reconnect
         configuration.retryDelay = { attempt in policy.delay(beforeAttempt: attempt)?.seconds }
         if let direct = options.directOutput {
@@ -177,29 +171,13 @@ extension TerminalSession {
         return configuration
     }
 
-    /// A session got through over `road` now: kept for `herdr-remote hosts`.
-    private func noteRoadWorked(_ road: CompanionRoad) {
-        guard var current = store.hosts.first(where: { $0.id == profile.id }), current.relay != nil else { return }
-        if road.isHome { current.relay?.homeLastWorked = Date() } else { current.relay?.relayLastWorked = Date() }
-        store.upsert(current)
-    }
+    private func noteRoadWorked(_ road: CompanionRoad) { CompanionSetup.noteRoadWorked(road, of: profile, in: store) }
 
-    /// The computer's home door moved (a new lease) or closed: later connections try it there.
     private func keepHomeAddresses(_ addresses: [HomeAddress]) {
-        guard var current = store.hosts.first(where: { $0.id == profile.id }), let road = current.relay,
-            road.home != addresses
-        else { return }
-        current.relay?.home = addresses
-        store.upsert(current)
+        CompanionSetup.keepHomeAddresses(addresses, of: profile, in: store)
     }
 
-    /// The relay took the room's verifier: later connections need not register it again.
-    private func markRegistered() {
-        guard var current = store.hosts.first(where: { $0.id == profile.id }), current.relay?.registered == false
-        else { return }
-        current.relay?.registered = true
-        store.upsert(current)
-    }
+    private func markRegistered() { CompanionSetup.markRegistered(profile, in: store) }
 }
 
 /// A relay-road set-up problem, in words.

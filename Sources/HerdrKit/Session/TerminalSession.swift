@@ -1,5 +1,6 @@
 import Companion
 import Foundation
+import HerdrAgents
 import Observation
 import SSHClient
 
@@ -24,6 +25,8 @@ public final class TerminalSession {
     public private(set) var rejectedHostKey: HostKeyChallenge?
     /// For a companion host, the road the current (or last) connection took.
     public internal(set) var road: CompanionRoad?
+    /// With `options.agent`: the agent it named on the computer's board, once resolved.
+    public internal(set) var resolvedAgent: HerdrAgent?
 
     /// Output (stdout, then stderr) in order, one call per network read burst. The next read
     /// waits until this returns, so a slow consumer stalls the host in its SSH window.
@@ -37,7 +40,7 @@ public final class TerminalSession {
     public nonisolated let input = TerminalInput()
 
     @ObservationIgnored let store: HostStore
-    @ObservationIgnored let options: TerminalSessionOptions
+    @ObservationIgnored public let options: TerminalSessionOptions
     @ObservationIgnored private let confirmHostKey: @MainActor (HostKeyChallenge) async -> Bool
     @ObservationIgnored var generation = 0
     @ObservationIgnored private var connection: SSHConnection? {
@@ -55,6 +58,8 @@ public final class TerminalSession {
     @ObservationIgnored let tail = SharedOutputTail()
     @ObservationIgnored var connectedAt: ContinuousClock.Instant?
     @ObservationIgnored private var deviceKey: DeviceKeyPair?
+    /// Noise roads, with `options.agent`: the wait for the computer's first board.
+    @ObservationIgnored var agentBoardTimer: Task<Void, Never>?
 
     public convenience init(
         profile: HostProfile, store: HostStore, confirmHostKey: @escaping @MainActor (HostKeyChallenge) async -> Bool
@@ -75,8 +80,12 @@ public final class TerminalSession {
     private var hostname: String { CanonicalHost.hostname(profile.hostname) }
     private var endpoint: String { CanonicalHost.pinKey(hostname: hostname, port: profile.port) }
 
-    /// The command the session runs: a non-blank `remoteCommand` verbatim, else herdr's attach.
+    /// The command the session runs: herdr's agent attach for a resolved agent, else a non-blank
+    /// `remoteCommand` verbatim, else herdr's attach.
     public var command: String {
+        if let agent = resolvedAgent {
+            return HerdrCommand.agentAttach(platform: profile.platform, session: agent.session, pane: agent.pane)
+        }
         if let custom = profile.remoteCommand, !custom.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             return custom
         }
@@ -115,6 +124,7 @@ public final class TerminalSession {
         }
         state = .connecting
         guard let pin = await trustedHostKey(generation: generation) else { return }
+        guard await resolveAgentOverSSH(pin: pin, generation: generation) else { return }
         switch await startAttempt(generation: generation, pin: pin) {
         case .started:
             return
@@ -157,6 +167,8 @@ public final class TerminalSession {
         pendingStart = nil
         pendingRelayStart?.resume(false)
         pendingRelayStart = nil
+        agentBoardTimer?.cancel()
+        agentBoardTimer = nil
         failureKind = nil
         state = .closed
     }
@@ -349,18 +361,16 @@ public final class TerminalSession {
 
     // MARK: Plumbing
 
+    /// How to log in to the host, from the profile, the stores and the options.
+    var login: SSHLogin {
+        SSHLogin(
+            profile: profile, deviceKey: deviceKey?.privateKey, password: store.password(for: profile.id),
+            options: options)
+    }
+
     private func configuration(policy: HostKeyPolicy, preferred: [String]) -> SSHConnectionConfiguration {
-        var configuration = SSHConnectionConfiguration(
-            host: hostname, port: profile.port, hostKeyPolicy: policy, preferredHostKeyAlgorithms: preferred,
-            credentials: SSHCredentials(
-                username: profile.username, privateKey: deviceKey?.privateKey,
-                identityFiles: options.identityFiles
-                    + profile.identityFiles.filter { !options.identityFiles.contains($0) },
-                agentSocketPath: options.agentSocketPath, password: store.password(for: profile.id),
-                responder: options.promptResponder),
-            pty: PTYRequest(cols: size.cols, rows: size.rows), command: command)
-        configuration.connectTimeout = options.connectTimeout
-        configuration.keepaliveInterval = options.keepaliveInterval
+        var configuration = login.configuration(
+            policy: policy, preferred: preferred, pty: PTYRequest(cols: size.cols, rows: size.rows), command: command)
         configuration.receiveWindow = options.receiveWindow
         configuration.maximumChunk = options.maximumChunk
         if let direct = options.directOutput {

@@ -1,4 +1,5 @@
 import Companion
+import HerdrAgents
 import SSHClient
 
 /// Tuning for a terminal session; the defaults suit an interactive terminal on a tailnet.
@@ -28,6 +29,17 @@ public struct TerminalSessionOptions: Sendable {
     public var directOutput: (@Sendable ([UInt8]) -> Bool)?
     /// For a companion host: which roads a connection may take (home network, relay, or both raced).
     public var road: DeviceRoads.Choice = .any
+    /// Land in this agent's pane (`connect --agent`) instead of the host's herdr session: the
+    /// target is resolved against the computer's agents board first (over SSH read with `herdr
+    /// session list --json` and `herdr api snapshot`; a `SESSION/PANE` target is attached as it
+    /// is, herdr checking it), then the session runs `herdr agent attach`.
+    public var agent: AgentTarget?
+    /// Noise roads, with `agent`: every board the connection hears, with its road (`home`,
+    /// `relay`); the connection then keeps watching agents while the agent's terminal runs.
+    public var onAgents: (@MainActor @Sendable (AgentBoard, String) -> Void)?
+    /// Noise roads, with `agent`: how long a connection that is up waits for the computer's
+    /// board before taking its herdr-host for one older than the agents family.
+    public var agentBoardTimeout: Duration = .seconds(10)
 
     public init() {}
 }
