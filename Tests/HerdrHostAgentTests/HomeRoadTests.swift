@@ -304,7 +304,7 @@ import Testing
         let host = try InteractiveProcess(
             BuiltProgram.path("herdr-host"), ["pair", "--no-relay", "--name", "studio"],
             environment: home.road.hostEnvironment)
-        guard let code = host.waitForMatch(#"(herdr://companion\?\S+)"#), host.waitFor("waiting for a device") else {
+        guard let code = host.waitForCompanionCode(), host.waitFor("waiting for a device") else {
             throw FixtureError("herdr-host pair --no-relay showed no code: \(host.stdout) \(host.stderr)")
         }
         #expect(code.contains("&home=") && !code.contains("relay="), "\(code)")

@@ -173,7 +173,7 @@ import Testing
         environment["XDG_CONFIG_HOME"] = directory.path
         let host = try InteractiveProcess(
             BuiltProgram.path("herdr-host"), ["pair", "--relay", origin, "--name", "studio"], environment: environment)
-        let code = try #require(host.waitForMatch(#"(herdr://companion\?\S+)"#))
+        let code = try #require(host.waitForCompanionCode())
         var deviceEnvironment = ProcessInfo.processInfo.environment
         deviceEnvironment["XDG_CONFIG_HOME"] = directory.appending("device").path
         let device = try ProcessRunner.run(

@@ -120,7 +120,7 @@ import Testing
         #expect(host.waitFor("this pairing is void"))
         #expect(attacker.wait(timeout: 30) == 22, "the attacker is rejected: \(attacker.stderr)")
         // A new code, in a new room; the old room has no computer any more.
-        let fresh = try #require(host.waitForMatch(#"(herdr://companion\?\S+)"#, after: 1))
+        let fresh = try #require(host.waitForCompanionCode(after: 1))
         #expect(fresh != code)
         let old = try CompanionCode(parsing: code)
         let refusal = #expect(throws: RelayClientError.self) {
@@ -196,7 +196,7 @@ import Testing
         }
         #expect(ninth?.close == .pairingCycleCap, "\(String(describing: ninth))")
         #expect(host.waitFor("pairing cycle cap"))
-        let fresh = try #require(host.waitForMatch(#"(herdr://companion\?\S+)"#, after: 1))
+        let fresh = try #require(host.waitForCompanionCode(after: 1))
         #expect(try CompanionCode(parsing: fresh).room != parsed.room)
         host.signal(SIGTERM)
         #expect(host.wait(timeout: 15) == 143)

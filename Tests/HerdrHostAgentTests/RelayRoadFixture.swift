@@ -186,7 +186,7 @@ final class RelayRoadFixture {
         let pair = try launch(
             BuiltProgram.path("herdr-host"), ["pair", "--relay", origin, "--name", "studio"] + extra, computer: true,
             environment: hostEnvironment)
-        guard let code = pair.waitForMatch(#"(herdr://companion\?\S+)"#), pair.waitFor("waiting for a device")
+        guard let code = pair.waitForCompanionCode(), pair.waitFor("waiting for a device")
         else {
             throw FixtureError("herdr-host pair showed no code, or did not park: \(pair.stdout) \(pair.stderr)")
         }

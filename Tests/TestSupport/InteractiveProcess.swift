@@ -122,6 +122,20 @@ public final class InteractiveProcess: @unchecked Sendable {
         return found
     }
 
+    /// The `after`-th `herdr://companion?…` code the program printed on stdout, once its line is
+    /// whole: a code read while its line was still being written would be cut short.
+    public func waitForCompanionCode(timeout: Double = 30, after: Int = 0) -> String? {
+        guard let regex = try? NSRegularExpression(pattern: #"(herdr://companion\?\S+)\r?\n"#) else { return nil }
+        var found: String?
+        waitFor(timeout: timeout) { out, _ in
+            let matches = regex.matches(in: out, range: NSRange(out.startIndex..., in: out))
+            guard matches.count > after else { return false }
+            found = Range(matches[after].range(at: 1), in: out).map { String(out[$0]) }
+            return found != nil
+        }
+        return found
+    }
+
     /// Writes a line to the program's stdin.
     public func writeLine(_ line: String) {
         let bytes = Array((line + "\n").utf8)

@@ -26,7 +26,7 @@ public enum RelayProgramPairing {
     ) throws {
         let host = try launch(
             BuiltProgram.path("herdr-host"), ["pair", "--relay", origin, "--name", computerName], true, hostEnvironment)
-        guard let code = host.waitForMatch(#"(herdr://companion\?\S+)"#), host.waitFor("waiting for a device") else {
+        guard let code = host.waitForCompanionCode(), host.waitFor("waiting for a device") else {
             host.signal(SIGTERM)
             _ = host.wait()
             throw FixtureError("herdr-host pair showed no code, or did not park: \(host.stdout) \(host.stderr)")
