@@ -30,6 +30,9 @@ let package = Package(
         // herdr's agents as a board: statuses, sessions, the agents family's messages in the
         // companion channel, herdr's own JSON. Pure, no I/O.
         .target(name: "HerdrAgents", dependencies: ["HerdrBase", "RelayProtocol"]),
+        // herdr-host's reader of herdr's socket API: the watcher's state machine (pure, injected
+        // clock), herdr's directory, the socket client with its time limits, the threads around them.
+        .target(name: "HerdrWatch", dependencies: ["HerdrAgents", "HerdrBase", "RelayProtocol", "RelayClient"]),
         // The end-to-end channel of both Noise roads: chunked transport, fatal AEAD failure, SAS, prologue;
         // the companion code and the pairing confirmation on both sides.
         .target(
@@ -160,6 +163,7 @@ let package = Package(
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "TestSupport"]),
         .testTarget(name: "HerdrCryptoTests", dependencies: ["HerdrCrypto"]),
         .testTarget(name: "HerdrAgentsTests", dependencies: ["HerdrAgents"]),
+        .testTarget(name: "HerdrWatchTests", dependencies: ["HerdrWatch", "HerdrAgents", "TestSupport"]),
         .testTarget(
             name: "NoiseTests", dependencies: ["Noise", "Companion", "RelayProtocol", "HerdrCrypto", "TestSupport"],
             exclude: ["Peers", "Vectors"]),
