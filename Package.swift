@@ -87,7 +87,7 @@ let package = Package(
             name: "HerdrHostAgent",
             dependencies: [
                 "Companion", "RelayClient", "RelayProtocol", "HerdrKit", "HerdrCrypto", "Noise", "CLISupport",
-                "HomeRoad", "PeerGate", "PeerGateListener", "NetworkPath",
+                "HomeRoad", "PeerGate", "PeerGateListener", "NetworkPath", "HerdrAgents", "HerdrWatch",
             ]),
         .executableTarget(
             name: "herdr-host",

@@ -79,11 +79,9 @@ public struct HerdrWatcher: Sendable {
         case ended(HerdrRequestFailure)
     }
 
-    private struct Tracked: Sendable, Hashable {
-        var info: HerdrAgentInfo
-        /// When this status was first seen (Unix seconds).
-        var since: Int64
-    }
+    /// An agent as the board shows it, built once per list (its texts bounded then), its
+    /// status and `since` (when this status was first seen) kept current by events.
+    private typealias Tracked = HerdrAgent
 
     private struct Subscription: Sendable, Hashable {
         let id: RequestID
@@ -348,9 +346,7 @@ public struct HerdrWatcher: Sendable {
             }
             guard session.isReady else { continue }
             unread += session.unread
-            for (_, tracked) in session.agents {
-                agents.append(tracked.info.agent(session: name, since: tracked.since))
-            }
+            agents += session.agents.values
         }
         var board = AgentBoard(herdr: herdr, sessions: infos, agents: agents, omitted: unread)
         board.bound()
@@ -389,8 +385,8 @@ public struct HerdrWatcher: Sendable {
         var agents: [String: Tracked] = [:]
         for info in found {
             let earlier = session.agents[info.pane]
-            let since = earlier.flatMap { $0.info.status == info.status ? $0.since : nil } ?? now.unix
-            agents[info.pane] = Tracked(info: info, since: since)
+            let since = earlier.flatMap { $0.status == info.status ? $0.since : nil } ?? now.unix
+            agents[info.pane] = info.agent(session: session.name, since: since)
         }
         session.agents = agents
         session.unread = unread
@@ -415,7 +411,7 @@ public struct HerdrWatcher: Sendable {
     /// The panes whose status it subscribes to: every agent's, or past the bound those a person
     /// needs first; sorted, so that two sets compare.
     private func subscribedPanes(_ session: Session) -> [String] {
-        var agents = session.agents.values.map { $0.info.agent(session: session.name, since: $0.since) }
+        var agents = Array(session.agents.values)
         if agents.count > settings.maximumSubscribedPanes {
             agents.sort(by: AgentBoard.listOrder)
             agents = Array(agents.prefix(settings.maximumSubscribedPanes))
@@ -491,12 +487,13 @@ public struct HerdrWatcher: Sendable {
                 session.listAt = min(session.listAt ?? settle, settle)
                 return
             }
-            if tracked.info.status != status {
-                tracked.info.status = status
+            if tracked.status != status {
+                tracked.status = status
                 tracked.since = now.unix
             }
-            if let kind { tracked.info.kind = kind }
-            if let title { tracked.info.title = title }
+            // Bounded and printable already (`HerdrEvent`).
+            if let kind { tracked.kind = kind }
+            if let title { tracked.title = title }
             session.agents[pane] = tracked
         case .paneClosed(let pane):
             session.agents[pane] = nil
