@@ -154,7 +154,7 @@ let package = Package(
         // Real peers for tests and benchmarks: sshd, tmux, temporary directories, processes.
         .target(
             name: "TestSupport", dependencies: ["CSystem", "CSQLite", "HerdrCrypto", "LinkEmulator"],
-            path: "Tests/TestSupport"),
+            path: "Tests/TestSupport", exclude: ["HerdrStandIn"]),
         .testTarget(
             name: "LinkEmulatorTests", dependencies: ["LinkEmulator", "herdr-link", "herdr-relay", "TestSupport"],
             exclude: ["Peers"]),

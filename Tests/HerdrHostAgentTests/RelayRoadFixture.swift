@@ -119,8 +119,10 @@ final class RelayRoadFixture {
 
     /// Set by `useHerdrStandIn`: HOME and SHELL for the computer's sessions.
     private var hostSessionEnvironment: [String: String] = [:]
-    /// The tmux socket of the computer's `herdr` stand-in, once there is one.
-    private(set) var standInTmuxSocket: String?
+    /// The computer's herdr (the stand-in), once `useHerdrStandIn` gave it one.
+    private(set) var herdr: HerdrStandIn?
+    /// The tmux socket behind the computer's default herdr session, once there is a stand-in.
+    var standInTmuxSocket: String? { herdr?.tmuxSocket(session: HerdrStandIn.defaultSession) }
 
     var hostEnvironment: [String: String] { hostEnvironment(home: hostHome) }
 
@@ -143,29 +145,25 @@ final class RelayRoadFixture {
             in: computer ? placement.computer : placement.device, program, arguments, environment: environment)
     }
 
-    /// Gives the computer a HOME whose login profile puts a `herdr` stand-in (tmux on a socket of
-    /// its own) first on PATH, and /bin/sh as SHELL: herdr-host's default attach command
-    /// (`exec "$SHELL" -lc 'herdr …'`) then lands in tmux.
-    func useHerdrStandIn() throws {
+    /// Gives the computer a HOME with the herdr stand-in first on PATH for login shells (tmux
+    /// behind it; sessions and agents through `herdr`), and /bin/sh as SHELL: herdr-host's
+    /// default attach command (`exec "$SHELL" -lc 'herdr …'`) then lands in tmux, and herdr-host
+    /// finds herdr's sockets under that HOME (from its namespace too: they are paths).
+    @discardableResult
+    func useHerdrStandIn() throws -> HerdrStandIn {
+        if let herdr { return herdr }
         let home = directory.appending("host-home")
-        let bin = home.appendingPathComponent("bin")
-        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-        let socket = directory.appending("host-tmux.sock").path
-        try Data("PATH=\"\(bin.path):$PATH\"\nexport PATH\nPS1='remote$ '\nexport PS1\n".utf8).write(
-            to: home.appendingPathComponent(".profile"))
-        let standIn = bin.appendingPathComponent("herdr")
-        try Data(SSHServer.herdrStandIn(tmuxSocket: socket).utf8).write(to: standIn)
-        chmod(standIn.path, 0o755)
+        let standIn = try HerdrStandIn(home: home)
+        try standIn.appendToProfile("PS1='remote$ '\nexport PS1\n")
         // tmux's own shell, without rc files, and a prompt a test can wait for.
         try Data("set -g default-shell /bin/sh\nset -g default-command 'PS1=\"remote$ \" exec /bin/sh'\n".utf8).write(
             to: home.appendingPathComponent(".tmux.conf"))
         hostSessionEnvironment = ["HOME": home.path, "SHELL": "/bin/sh"]
-        standInTmuxSocket = socket
+        herdr = standIn
+        return standIn
     }
 
-    deinit {
-        if let standInTmuxSocket { _ = try? ProcessRunner.run("tmux", ["-S", standInTmuxSocket, "kill-server"]) }
-    }
+    deinit { herdr?.stop() }
 
     func deviceHome(_ name: String) -> URL { directory.appending("device-\(name)") }
 

@@ -258,7 +258,7 @@ struct PairCommandTests {
         let cli = try CLIHarness()
         let run = try RunningCLI(cli, ["pair", "-", "--yes", "--name", "phone"])
         run.send(try computer.url() + "\n")
-        let tmux = computer.server.tmuxSocket.path
+        let tmux = computer.server.herdr.tmuxSocket(session: "work")
         try waitFor("the tmux session 'work' on the computer", timeout: 30) {
             (try? ProcessRunner.run("tmux", ["-S", tmux, "has-session", "-t", "work"], timeout: 5).status) == 0
         }

@@ -79,7 +79,7 @@ struct PairEndToEndTests {
         let device = try readText(cli.directory.appendingPathComponent("id_ed25519.pub")).split(separator: " ")[1]
         #expect(added.first?.contains(device) == true)
         let sessions = try ProcessRunner.run(
-            "tmux", ["-S", host.server.tmuxSocket.path, "list-sessions", "-F", "#{session_name}"])
+            "tmux", ["-S", host.server.herdr.tmuxSocket(session: "paired"), "list-sessions", "-F", "#{session_name}"])
         #expect(sessions.stdout.split(separator: "\n").contains("paired"))
     }
 

@@ -2,8 +2,9 @@ import Foundation
 import Glibc
 
 /// A private OpenSSH sshd for tests: its own config, host keys made for this run, a high port on
-/// loopback (or inside a test network namespace), a fixture HOME whose PATH holds a `herdr`
-/// stand-in that attaches to tmux, and its own authorized_keys.
+/// loopback (or inside a test network namespace), a fixture HOME owned by the test user whose
+/// PATH holds the `herdr` stand-in (`herdr`, tmux behind it, sessions and agents a test starts
+/// through `herdr`), and its own authorized_keys.
 public final class SSHServer: @unchecked Sendable {
     public struct Options: Sendable {
         public var listenAddress = "127.0.0.1"
@@ -22,23 +23,26 @@ public final class SSHServer: @unchecked Sendable {
     public let options: Options
     public let user: TestUser
     public let directory: TemporaryDirectory
+    /// The computer's herdr, installed in the fixture HOME and run as the test user.
+    public let herdr: HerdrStandIn
     public private(set) var port: Int
     private var process: ChildProcess?
     private let lock = NSLock()
 
     public var host: String { options.listenAddress }
     public var homeDirectory: URL { directory.appending("home") }
-    public var binDirectory: URL { directory.appending("home/bin") }
+    public var binDirectory: URL { herdr.binDirectory }
     public var authorizedKeysFile: URL { directory.appending("authorized_keys") }
     public var logFile: URL { directory.appending("sshd.log") }
-    /// The tmux socket the `herdr` stand-in uses.
-    public var tmuxSocket: URL { directory.appending("run/tmux.sock") }
+    /// A directory the test user may write in, outside its HOME.
+    public var runDirectory: URL { directory.appending("run") }
     public var pid: Int32? { lock.withLock { process?.pid } }
 
     public init(_ options: Options = Options()) throws {
         self.options = options
         self.user = try TestUser.ensure(name: options.userName)
         self.directory = try TemporaryDirectory(prefix: "herdr-sshd-", mode: 0o755)
+        self.herdr = try HerdrStandIn(home: directory.appending("home"), owner: user)
         self.port = options.port
         try prepareFiles()
         try start()
@@ -50,43 +54,18 @@ public final class SSHServer: @unchecked Sendable {
 
     private func prepareFiles() throws {
         let fm = FileManager.default
-        for sub in ["home/bin", "run", "keys"] {
-            try fm.createDirectory(at: directory.appending(sub), withIntermediateDirectories: true)
+        try fm.createDirectory(at: directory.appending("keys"), withIntermediateDirectories: true)
+        // A directory the sessions' user writes (markers a test waits for).
+        try fm.createDirectory(at: runDirectory, withIntermediateDirectories: true)
+        guard chown(runDirectory.path, user.uid, user.gid) == 0 else {
+            throw FixtureError("chown run failed: \(String(cString: strerror(errno)))")
         }
         for type in options.hostKeyTypes {
             let path = directory.appending("keys/ssh_host_\(type)_key").path
             try ProcessRunner.run("ssh-keygen", ["-q", "-t", type, "-N", "", "-f", path], check: true)
         }
         try write("", to: authorizedKeysFile, mode: 0o644)
-        try write(
-            "PATH=\"\(binDirectory.path):$PATH\"\nexport PATH\n", to: directory.appending("home/.profile"), mode: 0o644)
-        try write(
-            Self.herdrStandIn(tmuxSocket: tmuxSocket.path), to: binDirectory.appendingPathComponent("herdr"),
-            mode: 0o755)
-        for sub in ["home", "run"] {
-            guard chown(directory.appending(sub).path, user.uid, user.gid) == 0 else {
-                throw FixtureError("chown \(sub) failed: \(String(cString: strerror(errno)))")
-            }
-        }
         try write("", to: logFile, mode: 0o600)
-    }
-
-    /// The `herdr` on the remote PATH: same command line as herdr, backed by tmux.
-    public static func herdrStandIn(tmuxSocket: String) -> String {
-        """
-        #!/bin/sh
-        # herdr stand-in for tests: `herdr` and `herdr session attach NAME` open tmux sessions.
-        SOCKET='\(tmuxSocket)'
-        case "$1" in
-          "") exec tmux -S "$SOCKET" new-session -A -s default ;;
-          --version) echo "herdr 0.0.0-tmux-stand-in"; exit 0 ;;
-          session)
-            if [ "$2" = attach ] && [ $# -eq 3 ]; then exec tmux -S "$SOCKET" new-session -A -s "$3"; fi ;;
-        esac
-        echo "herdr stand-in: unsupported arguments: $*" >&2
-        exit 2
-
-        """
     }
 
     private func write(_ text: String, to url: URL, mode: mode_t) throws {
@@ -168,8 +147,9 @@ public final class SSHServer: @unchecked Sendable {
         throw FixtureError("sshd did not start listening within 10 s: \(log().suffix(2000))")
     }
 
-    /// Stops sshd and every process its sessions started: its descendants, and anything else
-    /// carrying this fixture's HERDR_FIXTURE mark (tmux, orphaned commands). All ours, by PID.
+    /// Stops sshd and every process its sessions started: its descendants, the herdr stand-in's
+    /// servers and tmux servers, and anything else carrying this fixture's HERDR_FIXTURE mark
+    /// (orphaned commands). All ours, by PID or by our own sockets.
     public func stop() {
         if let process = lock.withLock({ () -> ChildProcess? in
             defer { self.process = nil }
@@ -179,9 +159,7 @@ public final class SSHServer: @unchecked Sendable {
             process.signal(SIGTERM)
             process.wait()
         }
-        if FileManager.default.fileExists(atPath: tmuxSocket.path) {
-            _ = try? ProcessRunner.run("tmux", ["-S", tmuxSocket.path, "kill-server"], timeout: 5)
-        }
+        herdr.stop()
         for pid in markedProcesses() { kill(pid, SIGKILL) }
     }
 

@@ -54,7 +54,7 @@ struct TerminalBehaviourTests {
         session.send(Array("echo $((6*7))-answer\r".utf8))
         try await harness.waitForOutput("42-answer")
         let sessions = try ProcessRunner.run(
-            "tmux", ["-S", server.tmuxSocket.path, "list-sessions", "-F", "#{session_name}"])
+            "tmux", ["-S", server.herdr.tmuxSocket(session: "attach-test"), "list-sessions", "-F", "#{session_name}"])
         #expect(sessions.stdout.split(separator: "\n").contains("attach-test"))
         session.disconnect()
     }
