@@ -21,6 +21,9 @@ public struct HerdrWatcher: Sendable {
         /// Seconds between two lists of a session whose subscription is up: what herdr pushes no
         /// event for (a name or a title set) shows within this.
         public var resyncInterval: Double = 60
+        /// Seconds a ready session may stay silent (no event, no answer) before a `ping` checks
+        /// that it still answers: a frozen herdr is told within this and `requestTimeout`.
+        public var livenessInterval: Double = 10
         /// Seconds a pane's lifecycle event waits for others before the list or the
         /// resubscription it calls for, so a burst of panes costs one of each.
         public var settleDelay: Double = 0.2
@@ -91,7 +94,10 @@ public struct HerdrWatcher: Sendable {
 
     private enum Step: Sendable, Hashable {
         case idle
+        /// The first look at its server (a fresh list follows the pong).
         case pinging(RequestID)
+        /// A quiet ready session's check that it still answers.
+        case checking(RequestID)
         case listing(RequestID)
     }
 
@@ -123,6 +129,8 @@ public struct HerdrWatcher: Sendable {
         var listAgain = false
         /// A new set of status subscriptions is wanted then.
         var subscribeAt: Double?
+        /// When its server was last heard (an answer or an event).
+        var heardAt: Double?
 
         init(_ entry: HerdrScan.Entry) {
             name = entry.name
@@ -227,7 +235,7 @@ public struct HerdrWatcher: Sendable {
             answer = value
         }
         switch (step, answer) {
-        case (.pinging, .pong(let version)):
+        case (.pinging, .pong(let version)), (.checking, .pong(let version)):
             guard let version, version >= settings.minimumProtocol else {
                 let said = version.map { "protocol \($0)" } ?? "no protocol"
                 return fail(
@@ -237,6 +245,8 @@ public struct HerdrWatcher: Sendable {
                         "its herdr speaks \(said); herdr-host needs protocol \(settings.minimumProtocol) or later (update herdr)"
                     ), state: .unsupported, now: now)
             }
+            session.heardAt = now.monotonic
+            if case .checking = step { return afterRequest(&session, now: now) }
             return list(&session, now: now)
         case (.listing, .agents(let agents, let unread)):
             return listed(&session, agents, unread: unread, now: now)
@@ -252,6 +262,7 @@ public struct HerdrWatcher: Sendable {
             var session = sessions[name]
         else { return [] }
         defer { sessions[name] = session }
+        session.heardAt = now.monotonic
         switch event {
         case .started:
             guard var replacing = session.replacing, replacing.id == id else { return [] }
@@ -295,6 +306,13 @@ public struct HerdrWatcher: Sendable {
                 session.subscribeAt = nil
                 actions += subscribeIfChanged(&session, now: now)
             }
+            if session.isReady, session.step == .idle, let heardAt = session.heardAt,
+                now.monotonic >= heardAt + settings.livenessInterval
+            {
+                let id = takeID()
+                session.step = .checking(id)
+                actions.append(.request(id, socket: session.socket, .ping))
+            }
             sessions[name] = session
         }
         return actions
@@ -307,7 +325,7 @@ public struct HerdrWatcher: Sendable {
         // As `tick` sees them: what waits for a request under way is not due before its answer.
         for session in sessions.values where session.step == .idle {
             times.append(session.retryAt)
-            if session.isReady { times.append(session.listAt) }
+            if session.isReady { times += [session.listAt, session.heardAt.map { $0 + settings.livenessInterval }] }
             if session.isReady, !session.subscriptions.isEmpty { times.append(session.subscribeAt) }
         }
         return times.compactMap { $0 }.min()
@@ -393,6 +411,7 @@ public struct HerdrWatcher: Sendable {
         session.listed = true
         session.failures = 0
         var actions = setState(&session, .ready, detail: nil)
+        session.heardAt = now.monotonic
         let resync = now.monotonic + settings.resyncInterval
         session.listAt = min(session.listAt ?? resync, resync)
         if session.listAgain {
@@ -406,6 +425,13 @@ public struct HerdrWatcher: Sendable {
             actions += subscribeIfChanged(&session, now: now)
         }
         return actions
+    }
+
+    /// A check that the server answers ended well: a list that waited for it goes now.
+    private mutating func afterRequest(_ session: inout Session, now: Instant) -> [Action] {
+        guard session.listAgain else { return [] }
+        session.listAgain = false
+        return list(&session, now: now)
     }
 
     /// The panes whose status it subscribes to: every agent's, or past the bound those a person
@@ -573,7 +599,7 @@ public struct HerdrWatcher: Sendable {
     private func sessionName(step id: RequestID) -> String? {
         order.first { name in
             switch sessions[name]?.step {
-            case .pinging(let step), .listing(let step): step == id
+            case .pinging(let step), .checking(let step), .listing(let step): step == id
             default: false
             }
         }

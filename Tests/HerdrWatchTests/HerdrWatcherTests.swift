@@ -279,7 +279,9 @@ import Testing
     @Test func herdrRestartingIsReadAgainFromAFreshList() throws {
         var driver = Driver()
         let subscription = try driver.ready([Self.agent("w1:p1", .blocked)])
-        _ = driver.advance(30)
+        _ = driver.advance(6)
+        _ = driver.subscription(subscription, .event(.other("tab.created")))
+        #expect(Self.requests(driver.advance(6)).isEmpty)
         // The subscription's connection ends: herdr went away. It is looked at again at once.
         let ended = driver.subscription(subscription, .ended(HerdrRequestFailure(.malformed, "closed the connection")))
         let ping = try #require(Self.requestID(ended, .ping))
@@ -524,5 +526,30 @@ extension HerdrWatcher.Action {
         case .request, .subscribe: true
         default: false
         }
+    }
+}
+
+extension HerdrWatcherTests {
+    @Test func aQuietSessionIsPingedAndOneThatStoppedAnsweringIsToldWithinTheLivenessInterval() throws {
+        var driver = Driver()
+        let subscription = try driver.ready([Self.agent("w1:p1")])
+        // Events count as hearing from it: no ping while they come.
+        for _ in 0..<3 {
+            #expect(Self.requests(driver.advance(6)).isEmpty)
+            _ = driver.subscription(
+                subscription, .event(.statusChanged(pane: "w1:p1", status: .working, kind: nil, title: nil)))
+        }
+        // Ten quiet seconds: a ping, whose pong asks for nothing more.
+        let check = driver.advance { HerdrWatcherTests.requestID($0, .ping) != nil }
+        let ping = try #require(Self.requestID(check, .ping))
+        #expect(driver.answer(ping, .pong(protocol: 20)).isEmpty)
+        // The next one is not answered in time: the session is unresponsive, its subscription closed.
+        let next = try #require(
+            Self.requestID(driver.advance { HerdrWatcherTests.requestID($0, .ping) != nil }, .ping))
+        let frozen = driver.fail(
+            next, HerdrRequestFailure(.timedOut, "accepted the connection and did not answer ping in time"))
+        #expect(Self.unsubscribed(frozen) == [subscription])
+        #expect(driver.watcher.board.sessions.first?.state == .unresponsive)
+        #expect(driver.watcher.board.agents.isEmpty)
     }
 }
