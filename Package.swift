@@ -139,7 +139,7 @@ let package = Package(
             dependencies: [
                 "CFuzzDriver", "HomeRoad", "RelayStorage", "RelayProtocol", "RelayServer", "WebWire", "PeerGate",
                 "PeerGateListener", "Companion", "Noise", "HerdrBase", "HerdrKit", "HerdrCrypto", "SSHPairingHost",
-                "CLISupport", "RelayCommandLine", "PairImage", "AppAttest", "HerdrAgents",
+                "CLISupport", "RelayCommandLine", "PairImage", "AppAttest", "HerdrAgents", "HerdrWatch",
             ],
             path: "Fuzz/herdr-fuzz",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
