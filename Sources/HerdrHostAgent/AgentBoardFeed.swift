@@ -18,8 +18,8 @@ struct AgentBoardFeed: Sendable {
 
     private(set) var isWatching = false
     private var sequence: UInt32 = 1
-    /// The board the device has once `outbox` is sent; nil: it is owed a whole board.
-    private var sent: AgentBoard?
+    /// The board the device has once `outbox` is sent, and its version; nil: it is owed a whole board.
+    private var sent: (board: AgentBoard, version: Int)?
     private var outbox: [AgentBoardMessage] = []
     private var lastSentAt = -Double.infinity
     private var watchedAt = 0.0
@@ -39,39 +39,62 @@ struct AgentBoardFeed: Sendable {
     }
 
     /// Whether a message may go now (the frame budget aside).
-    func isDue(_ report: HerdrWatch.Report, now: Double) -> Bool {
+    func isDue(_ current: CurrentAgentBoard, now: Double) -> Bool {
         guard isWatching else { return false }
         if !outbox.isEmpty { return true }
-        guard let sent else { return report.isSettled || now >= watchedAt + Self.firstBoardWait }
-        return Self.board(report) != sent && now >= lastSentAt + Self.coalescing
+        guard let sent else { return current.isSettled || now >= watchedAt + Self.firstBoardWait }
+        return current.version != sent.version && now >= lastSentAt + Self.coalescing
     }
 
     /// When a message will be due, if nothing else changes (nil: none is owed).
-    func nextDeadline(_ report: HerdrWatch.Report, now: Double) -> Double? {
+    func nextDeadline(_ current: CurrentAgentBoard, now: Double) -> Double? {
         guard isWatching else { return nil }
         if !outbox.isEmpty { return now }
-        guard let sent else { return report.isSettled ? now : watchedAt + Self.firstBoardWait }
-        return Self.board(report) == sent ? nil : max(now, lastSentAt + Self.coalescing)
+        guard let sent else { return current.isSettled ? now : watchedAt + Self.firstBoardWait }
+        return current.version == sent.version ? nil : max(now, lastSentAt + Self.coalescing)
     }
 
     /// The next message, when one is due: a part of a whole board, or the changes since the last.
-    mutating func next(_ report: HerdrWatch.Report, now: Double) -> AgentBoardMessage? {
-        guard isDue(report, now: now) else { return nil }
+    mutating func next(_ current: CurrentAgentBoard, now: Double) -> AgentBoardMessage? {
+        guard isDue(current, now: now) else { return nil }
         if outbox.isEmpty {
-            let board = Self.board(report)
             if let sent {
-                outbox = AgentBoardMessage.changes(from: sent, to: board, sequence: &sequence)
+                outbox = AgentBoardMessage.changes(from: sent.board, to: current.board, sequence: &sequence)
             } else {
-                outbox = AgentBoardMessage.full(board, sequence: &sequence)
+                outbox = AgentBoardMessage.full(current.board, sequence: &sequence)
             }
-            sent = board
+            sent = (current.board, current.version)
         }
         guard !outbox.isEmpty else { return nil }
         lastSentAt = now
         return outbox.removeFirst()
     }
+}
 
-    private static func board(_ report: HerdrWatch.Report) -> AgentBoard {
-        report.isRunning ? report.board : notRead
+/// The computer's board as the feeds read it: the board, a version that changes whenever the
+/// board does (so a feed tells a change without comparing boards on each pass of the loop, which
+/// runs after every keystroke), and whether herdr had its first look.
+struct CurrentAgentBoard: Sendable {
+    private(set) var board = AgentBoardFeed.notRead
+    private(set) var version = 0
+    /// The herdr watch reads herdr now.
+    private(set) var isRunning = false
+    /// Every session had its first look: the board says something true of each.
+    private(set) var isSettled = false
+
+    init() {}
+
+    /// What the herdr watch reported (a stopped watch's board is `notRead`).
+    mutating func update(_ report: HerdrWatch.Report) {
+        let board = report.isRunning ? report.board : AgentBoardFeed.notRead
+        if board != self.board {
+            self.board = board
+            version += 1
+        }
+        isRunning = report.isRunning
+        isSettled = report.isSettled
     }
+
+    /// A board fresh enough to check an `open agent` against.
+    var isFresh: Bool { isRunning && isSettled }
 }

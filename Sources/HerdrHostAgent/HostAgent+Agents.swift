@@ -56,11 +56,11 @@ extension HostAgent {
     func serveAgents(_ loop: Loop, now: Double) {
         guard !loop.agentFeeds.isEmpty else { return }
         for channel in Array(loop.agentFeeds.keys) {
-            while var entry = loop.agentFeeds[channel], entry.feed.isDue(loop.herdrReport, now: now),
+            while var entry = loop.agentFeeds[channel], entry.feed.isDue(loop.agents, now: now),
                 queuedBytes(on: channel, loop) < Self.sendQueueLimit,
                 loop.sessions.takeFrame(for: entry.device, now: now)
             {
-                guard let message = entry.feed.next(loop.herdrReport, now: now) else {
+                guard let message = entry.feed.next(loop.agents, now: now) else {
                     loop.agentFeeds[channel] = entry
                     break
                 }
@@ -76,7 +76,7 @@ extension HostAgent {
         var deadline: Double?
         func consider(_ time: Double) { deadline = min(deadline ?? time, time) }
         for entry in loop.agentFeeds.values {
-            guard let due = entry.feed.nextDeadline(loop.herdrReport, now: now) else { continue }
+            guard let due = entry.feed.nextDeadline(loop.agents, now: now) else { continue }
             consider(due <= now ? now + loop.sessions.frameWait(for: entry.device, now: now) : due)
         }
         for held in loop.heldSessionMessages.values { consider(held.since + Self.openAgentWait) }
@@ -86,7 +86,7 @@ extension HostAgent {
     // MARK: - herdr's news
 
     func herdrReported(_ report: HerdrWatch.Report, _ loop: Loop) {
-        loop.herdrReport = report
+        loop.agents.update(report)
         var status = loop.herdrStatus
         if report.isRunning {
             status = AgentStatus.HerdrStatus(report.board, since: Date())
@@ -122,14 +122,14 @@ extension HostAgent {
         guard case .openAgent = message else {
             return perform(loop.sessions.received(message, from: device, now: MonotonicClock.now), loop)
         }
-        guard loop.herdrReport.isRunning, loop.herdrReport.isSettled else {
+        guard loop.agents.isFresh else {
             // Checked against a fresh look at herdr, not a stale or empty board.
             loop.heldSessionMessages[device] = HeldMessages(since: MonotonicClock.now, messages: [message])
             updateHerdrDemand(loop)
             return
         }
         perform(
-            loop.sessions.received(message, from: device, now: MonotonicClock.now, agents: loop.herdrReport.board), loop
+            loop.sessions.received(message, from: device, now: MonotonicClock.now, agents: loop.agents.board), loop
         )
     }
 
@@ -137,12 +137,11 @@ extension HostAgent {
     func releaseHeldMessages(_ loop: Loop) {
         guard !loop.heldSessionMessages.isEmpty else { return }
         let now = MonotonicClock.now
-        let fresh = loop.herdrReport.isRunning && loop.herdrReport.isSettled
-        for (device, held) in loop.heldSessionMessages where fresh || now >= held.since + Self.openAgentWait {
+        for (device, held) in loop.heldSessionMessages
+        where loop.agents.isFresh || now >= held.since + Self.openAgentWait {
             loop.heldSessionMessages[device] = nil
             for message in held.messages {
-                let board: AgentBoard? = loop.herdrReport.isRunning ? loop.herdrReport.board : nil
-                perform(loop.sessions.received(message, from: device, now: now, agents: board), loop)
+                perform(loop.sessions.received(message, from: device, now: now, agents: loop.agents.board), loop)
             }
         }
         updateHerdrDemand(loop)

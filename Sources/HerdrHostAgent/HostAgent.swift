@@ -110,7 +110,7 @@ public final class HostAgent: Sendable {
         /// herdr's agents (`HostAgent+Agents`): the watch, what it knows, each channel's watch of
         /// the board, and the session messages of devices whose `open agent` waits for a fresh look.
         var herdr: HerdrWatch?
-        var herdrReport = HerdrWatch.Report()
+        var agents = CurrentAgentBoard()
         var herdrDemand = false
         /// What the status file says of herdr: the last board the watch had.
         var herdrStatus: AgentStatus.HerdrStatus?
