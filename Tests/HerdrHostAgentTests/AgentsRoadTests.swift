@@ -23,6 +23,16 @@ import Testing
         return (road, herdr, try road.startAgent())
     }
 
+    /// Whether `condition` held within `timeout` seconds (looked at every 20 ms).
+    func waitUntil(timeout: Double = 30, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+
     func status(_ road: RelayRoadFixture) throws -> String {
         try ProcessRunner.run(BuiltProgram.path("herdr-host"), ["status"], environment: road.hostEnvironment).stdout
     }
@@ -146,7 +156,7 @@ import Testing
         // A list past the board's bound, then one past herdr-host's longest line.
         try herdr.setMode(.huge(agents: 2000))
         try herdr.addAgent(pane: "w1:p3", status: .blocked)  // its pane's events ask for a fresh list
-        let bounded = try device.waitForBoard("a bounded board") { $0.omitted > 0 }
+        let bounded = try device.waitForBoard("a bounded board") { $0.omitted > 0 && $0.agents[Self.p3] != nil }
         #expect(bounded.agents.count == AgentBoard.maximumAgents)
         #expect(bounded.agents.count + bounded.omitted == 2002)
         #expect(bounded.agents[Self.p3]?.status == .blocked, "the one waiting for a person is kept")
@@ -159,13 +169,32 @@ import Testing
         try herdr.setMode(.normal)
         try device.waitForBoard("ready again") { state($0) == .ready && $0.omitted == 0 && $0.agents.count == 3 }
 
-        // herdr restarting: not running while it is away, then read afresh.
+        // herdr restarting: not running while it is away, then read afresh. Restarted once
+        // herdr-host's reads after the recovery are done (its fresh list after the subscription
+        // started), so that none connects at that moment: the stand-in's server dies, taking its
+        // tmux with it, when a connection arrives in the same poll as a `restart` with a delay.
+        #expect(
+            waitUntil {
+                (try? herdr.requests().suffix(2)) == ["events.subscribe", "agent.list"]
+            })
         try herdr.restartSession(downFor: 1500)
         try device.waitForBoard("not running") { state($0) == .notRunning }
         try device.echoes(1, mark: "restarting")
         try herdr.setStatus(pane: "w1:p2", .done)  // while herdr-host could not hear it
         try device.waitForBoard("back") { state($0) == .ready && $0.agents[Self.p2]?.status == .done }
         #expect(Set(try herdr.requests()).isSubset(of: HerdrStandIn.readOnlyMethods))
+
+        // One log line per change of state, however often a failing server was asked again.
+        let log = agent.stderr
+        func lines(_ text: String) -> Int { log.components(separatedBy: text).count - 1 }
+        let herdrLines = log.split(separator: "\n").filter { $0.contains("herdr session") }.joined(separator: "\n")
+        #expect(lines("herdr session default: unresponsive") == 1, "\(herdrLines)")
+        // Garbage is logged once, whichever request met it first (a ping, a list or a subscription).
+        #expect(
+            log.split(separator: "\n").filter {
+                $0.contains("herdr session default: failing (") && $0.contains("not a JSON object")
+            }.count == 1, "\(herdrLines)")
+        #expect(lines("herdr session default: ready") == 5, "at the start and after each recovery: \(herdrLines)")
     }
 
     @Test func noHerdrIsTheBoardsOwnState() throws {
