@@ -30,6 +30,9 @@ let package = Package(
         // herdr's agents as a board: statuses, sessions, the agents family's messages in the
         // companion channel, herdr's own JSON. Pure, no I/O.
         .target(name: "HerdrAgents", dependencies: ["HerdrBase", "RelayProtocol"]),
+        // herdr-host's reader of herdr's socket API: the watcher's state machine (pure, injected
+        // clock), herdr's directory, the socket client with its time limits, the threads around them.
+        .target(name: "HerdrWatch", dependencies: ["HerdrAgents", "HerdrBase", "RelayProtocol", "RelayClient"]),
         // The end-to-end channel of both Noise roads: chunked transport, fatal AEAD failure, SAS, prologue;
         // the companion code and the pairing confirmation on both sides.
         .target(
@@ -84,7 +87,7 @@ let package = Package(
             name: "HerdrHostAgent",
             dependencies: [
                 "Companion", "RelayClient", "RelayProtocol", "HerdrKit", "HerdrCrypto", "Noise", "CLISupport",
-                "HomeRoad", "PeerGate", "PeerGateListener", "NetworkPath",
+                "HomeRoad", "PeerGate", "PeerGateListener", "NetworkPath", "HerdrAgents", "HerdrWatch",
             ]),
         .executableTarget(
             name: "herdr-host",
@@ -138,7 +141,7 @@ let package = Package(
             dependencies: [
                 "CFuzzDriver", "HomeRoad", "RelayStorage", "RelayProtocol", "RelayServer", "WebWire", "PeerGate",
                 "PeerGateListener", "Companion", "Noise", "HerdrBase", "HerdrKit", "HerdrCrypto", "SSHPairingHost",
-                "CLISupport", "RelayCommandLine", "PairImage", "AppAttest", "HerdrAgents",
+                "CLISupport", "RelayCommandLine", "PairImage", "AppAttest", "HerdrAgents", "HerdrWatch",
             ],
             path: "Fuzz/herdr-fuzz",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
@@ -162,6 +165,7 @@ let package = Package(
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "TestSupport"]),
         .testTarget(name: "HerdrCryptoTests", dependencies: ["HerdrCrypto"]),
         .testTarget(name: "HerdrAgentsTests", dependencies: ["HerdrAgents"]),
+        .testTarget(name: "HerdrWatchTests", dependencies: ["HerdrWatch", "HerdrAgents", "TestSupport"]),
         .testTarget(
             name: "NoiseTests", dependencies: ["Noise", "Companion", "RelayProtocol", "HerdrCrypto", "TestSupport"],
             exclude: ["Peers", "Vectors"]),

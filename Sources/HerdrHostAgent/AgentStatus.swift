@@ -1,5 +1,6 @@
 import CLISupport
 import Foundation
+import HerdrAgents
 import HerdrKit
 import PeerGate
 
@@ -13,6 +14,50 @@ public struct AgentStatus: Codable, Hashable, Sendable {
     public var rooms: [Room]
     /// The home door, when it is on.
     public var home: HomeDoorStatus?
+    /// herdr as herdr-host last read it (nil: not since it started; it reads herdr while a
+    /// device watches the agents).
+    public var herdr: HerdrStatus?
+
+    /// herdr's state, its sessions' and how many agents it has, the same `since`.
+    public struct HerdrStatus: Codable, Hashable, Sendable {
+        /// `ready`, `not-installed`, `failing`.
+        public var state: String
+        public var detail: String?
+        public var sessions: [Session]
+        /// Agents on the board, and those past its bound.
+        public var agents: Int
+        public var omitted: Int
+        public var blocked: Int
+        /// Whether herdr-host reads herdr now (a device watches, or did within a minute).
+        public var watching: Bool
+        /// When herdr-host found it so.
+        public var since: Date
+
+        public struct Session: Codable, Hashable, Sendable {
+            public var name: String
+            /// `ready`, `not-running`, `unsupported`, `unresponsive`, `failing`.
+            public var state: String
+            public var detail: String?
+        }
+
+        public init(_ board: AgentBoard, since: Date) {
+            state = board.herdr.state.rawValue
+            detail = board.herdr.detail
+            sessions = board.sessions.map { Session(name: $0.name, state: $0.state.rawValue, detail: $0.detail) }
+            agents = board.agents.count
+            omitted = board.omitted
+            blocked = board.agents.values.filter { $0.status == .blocked }.count
+            watching = true
+            self.since = since
+        }
+
+        /// Whether `other` says the same but for since when.
+        public func isSameState(as other: HerdrStatus?) -> Bool {
+            guard var other else { return false }
+            other.since = since
+            return other == self
+        }
+    }
 
     public struct Room: Codable, Hashable, Sendable {
         public var device: UUID

@@ -42,5 +42,6 @@ extension HostAgent {
                 break
             }
         }
+        for channel in Array(loop.agentFeeds.keys) where !open.contains(channel) { forgetWatch(on: channel, loop) }
     }
 }

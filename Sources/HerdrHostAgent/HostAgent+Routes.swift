@@ -39,7 +39,7 @@ extension HostAgent {
                 // No relay on the home road: no frame cap to keep under.
                 loop.sessions.connected(device, budget: loop.homeLinks[channel] != nil ? .unlimited : .computer)
             }
-            perform(loop.sessions.received(message, from: device, now: MonotonicClock.now), loop)
+            sessionMessage(message, device: device, loop)
         case .control(let message):
             guard let paired = loop.homeLinks[channel]?.device ?? loop.slots[device]?.device else {
                 return "it is no longer paired"
@@ -55,8 +55,12 @@ extension HostAgent {
     /// to come back (the grace period, from the last thing heard on it).
     func routeEnded(_ channel: Int, device: UUID, _ loop: Loop) {
         let heard = loop.liveness.removeValue(forKey: channel)?.lastHeard
+        // A dropped channel forgets its watch of the agents.
+        forgetWatch(on: channel, loop)
         guard loop.routes[device] == channel else { return }
         loop.routes[device] = nil
+        // Messages of the route that waited for herdr go with it: the device resends after its resume.
+        dropHeldMessages(of: device, loop)
         perform(loop.sessions.disconnected(device, now: heard ?? MonotonicClock.now), loop)
     }
 

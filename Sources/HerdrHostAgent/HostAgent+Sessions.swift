@@ -17,6 +17,7 @@ extension HostAgent {
         let now = MonotonicClock.now
         var timeout = 0.5
         if let deadline = loop.sessions.nextDeadline(now: now) { timeout = min(timeout, max(0, deadline - now)) }
+        if let deadline = agentsDeadline(loop, now: now) { timeout = min(timeout, max(0, deadline - now)) }
         let blocked = loop.routes.values.contains { queuedBytes(on: $0, loop) >= Self.sendQueueLimit }
         if blocked { timeout = min(timeout, 0.002) }
         return timeout
@@ -27,6 +28,10 @@ extension HostAgent {
     func serveSessions(_ loop: Loop, tick: Bool = true) {
         let now = MonotonicClock.now
         if tick { perform(loop.sessions.tick(now: now), loop) }
+        // The board first: it is coalesced to a few frames a second, and a flood of output,
+        // which takes every frame the budget has, must not starve it.
+        releaseHeldMessages(loop)
+        serveAgents(loop, now: now)
         for (device, channel) in loop.routes where queuedBytes(on: channel, loop) < Self.sendQueueLimit {
             for message in loop.sessions.messages(for: device, now: now) {
                 send(message.bytes, on: channel, loop)
@@ -48,9 +53,9 @@ extension HostAgent {
     func perform(_ actions: [HostSessionTable.Action], _ loop: Loop) {
         for action in actions {
             switch action {
-            case .spawn(let id, let device, let name, let cols, let rows):
+            case .spawn(let id, let device, let target, let cols, let rows):
                 loop.sessionsSpawned += 1
-                let failure = spawn(id, device: device, name: name, cols: cols, rows: rows, loop)
+                let failure = spawn(id, device: device, target: target, cols: cols, rows: rows, loop)
                 perform(loop.sessions.spawned(id, failure: failure), loop)
             case .write(let id, let bytes):
                 guard let pty = loop.ptys[id] else { continue }
@@ -79,20 +84,29 @@ extension HostAgent {
 
     /// Starts the session's PTY; the failure in words, or nil.
     private func spawn(
-        _ id: HostSessionTable.SessionID, device: UUID, name: String?, cols: Int, rows: Int, _ loop: Loop
+        _ id: HostSessionTable.SessionID, device: UUID, target: HostSessionTable.Target, cols: Int, rows: Int,
+        _ loop: Loop
     ) -> String? {
         let settings = AgentSettings.load(directory)
         let launch = PTYProcess.Launch(
-            command: SessionCommand.command(configured: settings.sessionCommand, session: name),
-            environment: SessionCommand.environment(session: name), directory: SessionCommand.homeDirectory(),
-            cols: cols, rows: rows)
+            command: SessionCommand.command(configured: settings.sessionCommand, target: target),
+            environment: SessionCommand.environment(session: SessionCommand.sessionName(target)),
+            directory: SessionCommand.homeDirectory(), cols: cols, rows: rows)
         guard let work = loop.work else { return "the agent is stopping" }
         do {
             loop.ptys[id] = try PTYProcess(launch) { event in work.push(.pty(id, event)) }
             let who = deviceName(device, loop)
-            let configured = !(settings.sessionCommand ?? "").trimmingCharacters(in: .whitespaces).isEmpty
-            let what = name.map { "herdr session \($0)" } ?? "herdr's default session"
-            log("\(who): started a session (\(configured ? "the configured command, " : "")\(what))")
+            let what: String
+            switch target {
+            case .session(let name):
+                let configured = !(settings.sessionCommand ?? "").trimmingCharacters(in: .whitespaces).isEmpty
+                what =
+                    (configured ? "the configured command, " : "")
+                    + (name.map { "herdr session \($0)" } ?? "herdr's default session")
+            case .agent(let key):
+                what = "herdr's agent \(key.pane) in session \(key.session)"
+            }
+            log("\(who): started a session (\(what))")
             return nil
         } catch {
             return error.description

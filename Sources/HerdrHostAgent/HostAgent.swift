@@ -2,8 +2,10 @@ import CLISupport
 import Companion
 import Foundation
 import Glibc
+import HerdrAgents
 import HerdrCrypto
 import HerdrKit
+import HerdrWatch
 import HomeRoad
 import NetworkPath
 import Noise
@@ -33,6 +35,8 @@ public final class HostAgent: Sendable {
         case homeOpened(Int, HomeConnection)
         /// A home connection's frame or end.
         case home(Int, RelayConnectionEvent)
+        /// What the herdr watch knows now (its thread).
+        case herdr(HerdrWatch.Report)
         /// Work done on another thread moved a deadline closer: the loop's thread recomputes its wait.
         case timersChanged
         case stop
@@ -49,15 +53,21 @@ public final class HostAgent: Sendable {
     let linkOptions: RelayLink.Options
     let sessionSettings: HostSessionTable.Settings
     let homeDoor: HomeDoorConfiguration?
+    let herdr: HerdrLocation
+    let herdrSettings: HerdrWatcher.Settings
     let log: @Sendable (String) -> Void
 
-    /// `homeDoor` nil: no home door, the relay road only.
+    /// `homeDoor` nil: no home door, the relay road only. `herdr`: where this account's herdr
+    /// keeps its sockets, read while a device watches its agents.
     public init(
         directory: AgentDirectory, staticKey: KeyPair, linkOptions: RelayLink.Options = RelayLink.Options(),
         sessionSettings: HostSessionTable.Settings = HostSessionTable.Settings(),
-        homeDoor: HomeDoorConfiguration? = nil, log: @escaping @Sendable (String) -> Void
+        homeDoor: HomeDoorConfiguration? = nil, herdr: HerdrLocation = HerdrLocation(),
+        herdrSettings: HerdrWatcher.Settings = HerdrWatcher.Settings(), log: @escaping @Sendable (String) -> Void
     ) {
         self.homeDoor = homeDoor
+        self.herdr = herdr
+        self.herdrSettings = herdrSettings
         self.directory = directory
         self.registry = DeviceRegistry(directory: directory)
         self.staticKey = staticKey
@@ -97,6 +107,15 @@ public final class HostAgent: Sendable {
         var homeLinks: [Int: HomeLink] = [:]
         /// Each established channel's liveness, by channel id (`HostAgent+Liveness`).
         var liveness: [Int: PathLiveness] = [:]
+        /// herdr's agents (`HostAgent+Agents`): the watch, what it knows, each channel's watch of
+        /// the board, and the session messages of devices whose `open agent` waits for a fresh look.
+        var herdr: HerdrWatch?
+        var agents = CurrentAgentBoard()
+        var herdrDemand = false
+        /// What the status file says of herdr: the last board the watch had.
+        var herdrStatus: AgentStatus.HerdrStatus?
+        var agentFeeds: [Int: AgentFeed] = [:]
+        var heldSessionMessages: [UUID: HeldMessages] = [:]
 
         init(sessions: HostSessionTable) { self.sessions = sessions }
         var nextTag = 0
@@ -129,6 +148,9 @@ public final class HostAgent: Sendable {
         }
         loop.work = work
         work.withLock {
+            loop.herdr = HerdrWatch(location: herdr, settings: herdrSettings, log: log) { report in
+                work.push(.herdr(report))
+            }
             reconcile(loop)
             openHomeDoor(loop)
         }
@@ -169,6 +191,7 @@ public final class HostAgent: Sendable {
         }
         let links = work.withLock {
             loop.shuttingDown = true
+            loop.herdr?.stop()
             closeHomeDoor(loop)
             for pty in loop.ptys.values { pty.hangUp() }
             for slot in loop.slots.values { slot.pump.stop() }
@@ -271,6 +294,7 @@ public final class HostAgent: Sendable {
         if case .pty(let id, let event) = input { return ptyEvent(id, event, loop) }
         switch input {
         case .homeOpened, .home: return homeEvent(input, loop)
+        case .herdr(let report): return herdrReported(report, loop)
         default: break
         }
         if case .roomCheck(let id, let tag, let established) = input {
@@ -428,7 +452,9 @@ public final class HostAgent: Sendable {
             _ = try? registry.update(device.id) { $0.established = true }
             slot?.device.established = true
             log("\(device.name): the room is established")
-        case .pairing, .statusAcknowledged, .home, .inputReceived, .agents, .unknown:
+        case .agents(let watch):
+            setWatch(watch, device: device.id, channel: channel, loop)
+        case .pairing, .statusAcknowledged, .home, .inputReceived, .unknown:
             break
         }
     }
@@ -494,6 +520,7 @@ public final class HostAgent: Sendable {
         var status = AgentStatus(
             pid: me.pid, startTime: me.startTime, bootID: me.bootID, startedAt: loop.started, rooms: rooms)
         status.home = homeDoorStatus(loop)
+        status.herdr = loop.herdrStatus
         do {
             try status.save(directory)
         } catch {

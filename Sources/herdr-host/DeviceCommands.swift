@@ -92,7 +92,8 @@ enum DeviceCommands {
 
     static let status = CommandSpec(
         name: "status",
-        abstract: "Say whether the agent runs, what each relay room is doing, and whom the home door refused.",
+        abstract:
+            "Say whether the agent runs, what each relay room is doing, whom the home door refused, and herdr's state.",
         handler: { _ in
             let directory = AgentDirectory.standard()
             let devices = (try? DeviceRegistry(directory: directory).devices()) ?? []
@@ -116,8 +117,32 @@ enum DeviceCommands {
             }
             if rows.count > 1 { print(table(rows), terminator: "") }
             if let home = status.home { print(homeDoorLines(home), terminator: "") }
+            print(herdrLines(status.herdr), terminator: "")
             return .success
         })
+
+    /// herdr's part of `status`: its state, its sessions' and the agents count, as herdr-host
+    /// last read them (it reads herdr while a device watches the agents).
+    static func herdrLines(_ herdr: AgentStatus.HerdrStatus?) -> String {
+        guard let herdr else {
+            return "herdr: not read since herdr-host started (it reads herdr while a device watches its agents).\n"
+        }
+        let when =
+            herdr.watching ? "since \(describe(herdr.since))" : "when a device last watched, \(describe(herdr.since))"
+        guard herdr.state == "ready" else {
+            return "herdr: \(herdr.state)\(herdr.detail.map { " (\($0))" } ?? "") \(when).\n"
+        }
+        var agents = "\(herdr.agents) agent\(herdr.agents == 1 ? "" : "s")"
+        if herdr.blocked > 0 { agents += " (\(herdr.blocked) blocked)" }
+        if herdr.omitted > 0 { agents += " and \(herdr.omitted) more past the board's bound" }
+        var lines = [
+            "herdr: ready, \(herdr.sessions.count) session\(herdr.sessions.count == 1 ? "" : "s"), \(agents), \(when)."
+        ]
+        for session in herdr.sessions {
+            lines.append("  \(session.name): \(session.state)\(session.detail.map { " (\($0))" } ?? "")")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
 
     /// The home door's part of `status`: where, what devices are told, who was refused and why.
     static func homeDoorLines(_ home: AgentStatus.HomeDoorStatus) -> String {

@@ -2,6 +2,6 @@ extension FuzzTargets {
     /// The channel parsers' targets.
     static let channel: [FuzzTarget] = [
         noiseHandshake, secureChannel, noiseTransport, sessionMessage, companionMessage, companionCode,
-        pairingPayload, aeadDifferential,
+        pairingPayload, aeadDifferential, agentBoardMessage, herdrLines,
     ]
 }

@@ -1,5 +1,6 @@
 import Companion
 import Foundation
+import HerdrAgents
 import HerdrCrypto
 
 /// Every terminal session herdr-host serves, for all devices: the session protocol's computer
@@ -28,9 +29,17 @@ public struct HostSessionTable: Sendable {
 
     public typealias SessionID = Int
 
+    /// What a session attaches to: one of herdr's sessions (`open`), or an agent's pane (`open agent`).
+    public enum Target: Sendable, Hashable {
+        /// herdr's session by name; nil: the default session.
+        case session(String?)
+        /// The agent in this pane of this herdr session, as the computer's own board listed it.
+        case agent(AgentKey)
+    }
+
     public enum Action: Sendable, Equatable {
-        /// Start a PTY for the session (`name` nil: herdr's default session); answer `spawned`.
-        case spawn(SessionID, device: UUID, name: String?, cols: Int, rows: Int)
+        /// Start a PTY for the session attached to `target`; answer `spawned`.
+        case spawn(SessionID, device: UUID, target: Target, cols: Int, rows: Int)
         case write(SessionID, [UInt8])
         case resize(SessionID, cols: Int, rows: Int)
         /// Let the PTY be read up to this many bytes in all.
@@ -58,7 +67,7 @@ public struct HostSessionTable: Sendable {
         let id: SessionID
         let device: UUID
         let token: [UInt8]
-        let name: String?
+        let target: Target
         var stream: UInt32?
         var flow: HostOutputFlow
         var exit: (status: Int32?, signal: Int32?)?
@@ -140,37 +149,24 @@ public struct HostSessionTable: Sendable {
 
     // MARK: - Messages from a device
 
-    public mutating func received(_ message: SessionMessage, from device: UUID, now: Double) -> [Action] {
+    /// A message from `device`. `agents` is the computer's own board as it is now: an `open
+    /// agent` opens only an agent listed there (none without a board).
+    public mutating func received(
+        _ message: SessionMessage, from device: UUID, now: Double, agents: AgentBoard? = nil
+    ) -> [Action] {
         guard devices[device]?.connected == true else { return [] }
         switch message {
         case .open(let stream, let name, let cols, let rows, let window):
-            guard session(device, stream) == nil else {
-                return [.dropConnection(device, reason: "opened stream \(stream) twice")]
+            return open(
+                .session(name), stream: stream, cols: cols, rows: rows, window: window, device: device, now: now)
+        case .openAgent(let stream, let session, let pane, let cols, let rows, let window):
+            let key = AgentKey(session: session, pane: pane)
+            let board = agents ?? AgentBoardFeed.notRead
+            if self.session(device, stream) == nil, let refusal = board.refusalToOpen(key) {
+                queue(.refused(stream: stream, reason: .unknownAgent, text: refusal), for: device)
+                return [.log(device, "was refused an agent: \(refusal)")]
             }
-            guard let room = makeRoom(for: device, now: now) else {
-                queue(
-                    .refused(
-                        stream: stream, reason: .tooManySessions,
-                        text: "this device already has \(settings.sessionsPerDevice) sessions open on the computer"),
-                    for: device)
-                return []
-            }
-            var actions = room
-            let id = nextID
-            nextID += 1
-            var flow = HostOutputFlow(capacity: settings.resumeBuffer)
-            _ = flow.attach(received: 0, window: min(window, settings.resumeBuffer))
-            sessions[id] = Session(
-                id: id, device: device, token: random(SessionMessage.tokenSize), name: name, stream: stream,
-                flow: flow, openedAt: now)
-            actions.append(.spawn(id, device: device, name: name, cols: cols, rows: rows))
-            return actions
-        case .openAgent(let stream, _, _, _, _, _):
-            guard session(device, stream) == nil else {
-                return [.dropConnection(device, reason: "opened stream \(stream) twice")]
-            }
-            queue(.refused(stream: stream, reason: .unknownAgent, text: "this computer opens no agents"), for: device)
-            return []
+            return open(.agent(key), stream: stream, cols: cols, rows: rows, window: window, device: device, now: now)
         case .resume(let stream, let token, let received, let cols, let rows, let window):
             guard session(device, stream) == nil else {
                 return [.dropConnection(device, reason: "resumed on stream \(stream), which is in use")]
@@ -203,6 +199,33 @@ public struct HostSessionTable: Sendable {
         case .started, .output, .exit, .refused:
             return [.dropConnection(device, reason: "sent a message only the computer sends")]
         }
+    }
+
+    /// A new session on `stream` for `target`, within the device's sessions.
+    private mutating func open(
+        _ target: Target, stream: UInt32, cols: Int, rows: Int, window: Int, device: UUID, now: Double
+    ) -> [Action] {
+        guard session(device, stream) == nil else {
+            return [.dropConnection(device, reason: "opened stream \(stream) twice")]
+        }
+        guard let room = makeRoom(for: device, now: now) else {
+            queue(
+                .refused(
+                    stream: stream, reason: .tooManySessions,
+                    text: "this device already has \(settings.sessionsPerDevice) sessions open on the computer"),
+                for: device)
+            return []
+        }
+        var actions = room
+        let id = nextID
+        nextID += 1
+        var flow = HostOutputFlow(capacity: settings.resumeBuffer)
+        _ = flow.attach(received: 0, window: min(window, settings.resumeBuffer))
+        sessions[id] = Session(
+            id: id, device: device, token: random(SessionMessage.tokenSize), target: target, stream: stream,
+            flow: flow, openedAt: now)
+        actions.append(.spawn(id, device: device, target: target, cols: cols, rows: rows))
+        return actions
     }
 
     /// The device asked for another output window for `stream` (a control message): kept within
@@ -342,6 +365,18 @@ public struct HostSessionTable: Sendable {
             _ = state.budget.take(now: now)
         }
         return out
+    }
+
+    /// Takes one frame of `device`'s budget for a message beside its sessions' (the agents
+    /// board), so that both count against one budget and together stay under the relay's cap;
+    /// false while none is left (`frameWait` says how long).
+    public mutating func takeFrame(for device: UUID, now: Double) -> Bool {
+        devices[device, default: Device()].budget.take(now: now)
+    }
+
+    /// Seconds until `device`'s budget has a frame again (0: now).
+    public mutating func frameWait(for device: UUID, now: Double) -> Double {
+        devices[device, default: Device()].budget.wait(now: now)
     }
 
     /// When `messages(for:now:)` may have more, or a session's grace runs out: the shell's next wake.

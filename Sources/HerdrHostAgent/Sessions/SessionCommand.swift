@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HerdrAgents
 import HerdrKit
 
 /// What a terminal session runs on this computer, and in what environment: the attach command
@@ -11,6 +12,36 @@ enum SessionCommand {
     static func command(configured: String?, session: String?) -> String {
         if let configured, !configured.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return configured }
         return HerdrCommand.attach(platform: .unix, session: session)
+    }
+
+    /// What a session attached to `target` runs: for herdr's sessions, as `command(configured:session:)`;
+    /// for an agent, always herdr's own attach for its pane (`exec "$SHELL" -lc 'herdr agent attach
+    /// PANE'`, with ` --session NAME` for a named session), the configured command being about sessions.
+    static func command(configured: String?, target: HostSessionTable.Target) -> String {
+        switch target {
+        case .session(let name): command(configured: configured, session: name)
+        case .agent(let key): agentAttach(key)
+        }
+    }
+
+    /// `exec "$SHELL" -lc 'herdr agent attach PANE[ --session NAME]'`: the pane and the session
+    /// were checked against the board (pane ids and session names need no quoting), and are
+    /// quoted all the same if they ever break their rules, as `HerdrCommand` quotes names.
+    static func agentAttach(_ key: AgentKey) -> String {
+        func word(_ text: String, valid: Bool) -> String { valid ? text : HerdrCommand.posixQuoted(text) }
+        var script = "herdr agent attach " + word(key.pane, valid: HerdrAgent.isValidPane(key.pane))
+        if key.session != HerdrSessionInfo.defaultName {
+            script += " --session " + word(key.session, valid: HerdrSessionInfo.isValidName(key.session))
+        }
+        return "exec \"$SHELL\" -lc " + HerdrCommand.posixQuoted(script)
+    }
+
+    /// The name `HERDR_SESSION` carries for `target` (nil: herdr's default session).
+    static func sessionName(_ target: HostSessionTable.Target) -> String? {
+        switch target {
+        case .session(let name): name
+        case .agent(let key): key.session == HerdrSessionInfo.defaultName ? nil : key.session
+        }
     }
 
     /// herdr-host's own environment, with what a terminal session needs: `TERM`, a `SHELL` (the
