@@ -11,29 +11,29 @@ enum WatchCommand {
         name: "watch",
         abstract: "Watch every computer's herdr agents live, and be told when one becomes blocked or done.",
         discussion: """
-            It stays connected to each computer, reconnecting as connect does: over SSH it reads herdr \\
-            (herdr session list --json, herdr api snapshot) every --interval seconds over one kept connection; \\
-            on the end-to-end roads herdr-host sends the board and its changes. A computer that cannot be \\
+            It stays connected to each computer, reconnecting as connect does: over SSH it reads herdr \
+            (herdr session list --json, herdr api snapshot) every --interval seconds over one kept connection; \
+            on the end-to-end roads herdr-host sends the board and its changes. A computer that cannot be \
             reached stays on the board, saying so, and is tried again.
 
-            When an agent becomes blocked (it waits for you) or done, you are told, naming the computer and \\
-            the agent: the terminal's bell and the OSC 777 and OSC 9 escapes many terminals show as a \\
-            notification (while the board is on screen), and a desktop notification through notify-send when \\
-            there is a desktop session (DISPLAY, WAYLAND_DISPLAY or DBUS_SESSION_BUS_ADDRESS). At most once a \\
-            minute for the same agent and status, and at most 3 alerts in 10 seconds: past that, one alert \\
+            When an agent becomes blocked (it waits for you) or done, you are told, naming the computer and \
+            the agent: the terminal's bell and the OSC 777 and OSC 9 escapes many terminals show as a \
+            notification (while the board is on screen), and a desktop notification through notify-send when \
+            there is a desktop session (DISPLAY, WAYLAND_DISPLAY or DBUS_SESSION_BUS_ADDRESS). At most once a \
+            minute for the same agent and status, and at most 3 alerts in 10 seconds: past that, one alert \
             names the rest. A computer's first board is not news: only changes are told.
 
-            --exec runs CMD for every event (also those held back by the limit, not repeats within the \\
-            minute), one at a time, with the details in its environment: HERDR_COMPUTER, HERDR_SESSION, \\
-            HERDR_PANE, HERDR_TARGET (SESSION/PANE), HERDR_AGENT, HERDR_KIND, HERDR_TITLE, HERDR_STATUS, \\
-            HERDR_PREVIOUS_STATUS (empty for a new agent), HERDR_SINCE, HERDR_EVENT_TIME. CMD is split into \\
-            words as a shell would, but runs without a shell (no variables, globs or pipes); for those, make \\
+            --exec runs CMD for every event (also those held back by the limit, not repeats within the \
+            minute), one at a time, with the details in its environment: HERDR_COMPUTER, HERDR_SESSION, \
+            HERDR_PANE, HERDR_TARGET (SESSION/PANE), HERDR_AGENT, HERDR_KIND, HERDR_TITLE, HERDR_STATUS, \
+            HERDR_PREVIOUS_STATUS (empty for a new agent), HERDR_SINCE, HERDR_EVENT_TIME. CMD is split into \
+            words as a shell would, but runs without a shell (no variables, globs or pipes); for those, make \
             it a shell line: --exec 'sh -c "..."'. It gets 30 seconds.
 
-            On a terminal it shows the board: the agents blocked first, then done, working, idle, unknown. \\
-            Choose one with the arrows, j and k, or its number, and Enter opens its pane as connect --agent \\
-            does; leaving it (~. or its end) comes back to the board. q or Ctrl-C quits. Without a terminal \\
-            it prints one line per event on stdout (time, computer, SESSION/PANE, status, previous status \\
+            On a terminal it shows the board: the agents blocked first, then done, working, idle, unknown. \
+            Choose one with the arrows, j and k, or its number, and Enter opens its pane as connect --agent \
+            does; leaving it (~. or its end) comes back to the board. q or Ctrl-C quits. Without a terminal \
+            it prints one line per event on stdout (time, computer, SESSION/PANE, status, previous status \
             or -, agent name or -) and what happens to the computers on stderr.
 
             Examples:

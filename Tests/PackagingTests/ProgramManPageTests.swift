@@ -27,6 +27,19 @@ import Testing
         }
     }
 
+    /// No help text shows a source line's continuation: a backslash then more words on the same
+    /// line (an escaped `\\` where a multi-line literal meant `\`). A shell example's trailing
+    /// backslash is fine.
+    @Test(arguments: Programs.names)
+    func helpHasNoStrayBackslash(_ program: String) throws {
+        for command in try Programs.commands(of: program) {
+            let help = try Programs.run(program, Array(command.path.dropFirst()) + ["--help"])
+            for line in help.split(separator: "\n") {
+                #expect(line.firstRange(of: #/\\ +\S/#) == nil, "\(command.path.joined(separator: " ")): \(line)")
+            }
+        }
+    }
+
     /// man itself reads the page (as `man -l` does once it is installed).
     @Test func manReadsThePage() throws {
         let directory = try TemporaryDirectory(prefix: "program-man-")
