@@ -1,0 +1,55 @@
+import Foundation
+
+/// Everything `herdr-bench wan` measured, as `.build/bench/wan.json` for scripts/plot-bench.py.
+struct WanResults: Codable {
+    struct Keystrokes: Codable {
+        let rtt: Double
+        let loss: Double
+        let program: String
+        /// Round trips, seconds.
+        let seconds: [Double]
+    }
+
+    /// One recovery: from the event (a silent path death, a network change) to the next output on
+    /// the device's screen.
+    struct Recovery: Codable {
+        let rtt: Double
+        let loss: Double
+        let program: String
+        /// `owed` (a keystroke typed right after the path died), `idle`, `change`.
+        let kind: String
+        /// Event to the next output (the keystroke's echo when owed); nil: none within the limit.
+        let seconds: Double?
+        /// When each output read arrived, seconds after the event (from a second before it).
+        let arrivals: [Double]
+        /// The numbered lines' check (programs that resume the byte stream).
+        let lost: Int?
+        let repeated: Int?
+        let keystrokesEchoed: Int?
+        let exact: Bool?
+        /// The end of what the device program said on stderr (its status lines).
+        let said: String
+    }
+
+    /// One timed run of a fixed-condition phase (Ctrl-C during `yes`, `cat` of 64 MiB).
+    struct Run: Codable {
+        let program: String
+        let seconds: Double?
+        /// For `cat`: whether the SHA-256 of what the device printed is the file's.
+        let exact: Bool?
+    }
+
+    var date = ""
+    var keystrokes: [Keystrokes] = []
+    var recoveries: [Recovery] = []
+    var interrupts: [Run] = []
+    var bulk: [Run] = []
+
+    func write(to url: URL) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try encoder.encode(self).write(to: url)
+    }
+}
