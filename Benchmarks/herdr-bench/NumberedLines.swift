@@ -15,11 +15,16 @@ struct NumberedLines {
 
     /// Complete lines seen.
     let lines: Int
+    /// Bytes that are neither a line's nor the keystroke's (none expected).
+    let stray: Int
     /// Numbers missing before the last line seen, and lines seen again.
     let lost: Int
     let repeated: Int
     /// Keystrokes echoed.
     let keystrokes: Int
+    /// The first few numbers missing, and seen again.
+    let missing: [Int]
+    let again: [Int]
     /// Whether the SHA-256 of what was printed (keystrokes taken out, up to the last complete
     /// line) is that of lines 1 to the last one, as the PTY wrote them.
     let digestsMatch: Bool
@@ -27,10 +32,18 @@ struct NumberedLines {
     init(_ printed: [UInt8]) {
         var text: [UInt8] = []
         var keystrokes = 0
+        var stray = 0
         for byte in printed {
-            if byte == Self.keystroke { keystrokes += 1 } else { text.append(byte) }
+            if byte == Self.keystroke {
+                keystrokes += 1
+            } else if Self.lineBytes.contains(byte) {
+                text.append(byte)
+            } else {
+                stray += 1
+            }
         }
         self.keystrokes = keystrokes
+        self.stray = stray
         // Up to the last complete line: the session may be cut anywhere.
         let complete: ArraySlice<UInt8>
         if let last = text.lastIndex(of: 10) { complete = text[...last] } else { complete = [] }
@@ -41,11 +54,14 @@ struct NumberedLines {
         }
         lines = numbers.count
         var seen = Set<Int>()
-        var repeated = 0
-        for number in numbers where !seen.insert(number).inserted { repeated += 1 }
-        self.repeated = repeated
+        var again: [Int] = []
+        for number in numbers where !seen.insert(number).inserted { again.append(number) }
+        repeated = again.count
+        self.again = Array(again.prefix(5))
         let highest = numbers.max() ?? 0
-        lost = (1...max(highest, 1)).filter { !seen.contains($0) }.count - (highest == 0 ? 1 : 0)
+        let missing = highest == 0 ? [] : (1...highest).filter { !seen.contains($0) }
+        lost = missing.count
+        self.missing = Array(missing.prefix(5))
         var expected: [UInt8] = []
         if highest > 0 {
             for number in 1...highest {
@@ -56,5 +72,7 @@ struct NumberedLines {
         digestsMatch = SHA256.hash(Array(complete)) == SHA256.hash(expected)
     }
 
-    var isExact: Bool { lost == 0 && repeated == 0 && digestsMatch }
+    private static let lineBytes = Set(Array("L0123456789\r\n".utf8))
+
+    var isExact: Bool { lost == 0 && repeated == 0 && stray == 0 && digestsMatch }
 }

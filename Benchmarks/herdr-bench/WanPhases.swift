@@ -54,8 +54,9 @@ struct WanPhases {
         let interrupted = now()
         let offset = screen.shownCount
         screen.write([3])
+        // Without the prompt's trailing space: mosh draws a blank cell as an erase, not a space.
         guard let still = screen.waitUntilQuiet(for: 2, timeout: 60),
-            screen.waitFor(Self.prompt, after: offset, timeout: 0.1)
+            screen.waitFor(String(Self.prompt.dropLast()), after: offset, timeout: 0.1)
         else { return nil }
         return still - interrupted
     }

@@ -72,7 +72,10 @@ struct WanRecovery {
         return WanResults.Recovery(
             rtt: rtt, loss: loss, program: program.rawValue, kind: kind.rawValue,
             seconds: recovered.map { $0 - event }, arrivals: arrivals, lost: check?.lost, repeated: check?.repeated,
-            keystrokesEchoed: kind == .owed ? screen.shown.filter { $0 == NumberedLines.keystroke }.count : nil,
+            missing: check?.missing, seenTwice: check?.again,
+            // mosh shows the screen's latest state, not every line: its echo is not counted.
+            keystrokesEchoed: kind == .owed && !program.drawsScreen
+                ? screen.shown.filter { $0 == NumberedLines.keystroke }.count : nil,
             exact: check.map { $0.isExact && $0.keystrokes == (kind == .owed ? 1 : 0) },
             said: String(screen.stderr.suffix(800)))
     }

@@ -167,7 +167,10 @@ struct WanReport {
                     else { return "—" }
                     var shown = measured.seconds.map { "\(format($0, 2)) s" } ?? "none in \(format(limit, 0)) s"
                     if measured.seconds != nil, measured.keystrokesEchoed == 0 { shown += " (key lost)" }
-                    return measured.exact == false ? "\(shown) (not exact)" : shown
+                    guard measured.exact == false else { return shown }
+                    let missing = (measured.missing ?? []).map(String.init).joined(separator: ",")
+                    let twice = (measured.seenTwice ?? []).map(String.init).joined(separator: ",")
+                    return "\(shown) (not exact: missing [\(missing)], twice [\(twice)])"
                 }
                 guard row.contains(where: { $0 != "—" }) else { continue }
                 lines.append(

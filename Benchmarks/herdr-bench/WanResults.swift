@@ -25,6 +25,9 @@ struct WanResults: Codable {
         /// The numbered lines' check (programs that resume the byte stream).
         let lost: Int?
         let repeated: Int?
+        /// The first few line numbers missing and seen twice, when any.
+        let missing: [Int]?
+        let seenTwice: [Int]?
         let keystrokesEchoed: Int?
         let exact: Bool?
         /// The end of what the device program said on stderr (its status lines).

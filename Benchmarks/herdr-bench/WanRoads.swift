@@ -44,7 +44,7 @@ final class WanRoads {
                 on: "relay", port: 8443, certificate: try authority.issue(hostName: "relay.test"),
                 arguments: [
                     "--origin", origin, "--db", directory.appending("relay.sqlite").path, "--upgrades-per-minute",
-                    "100000",
+                    "100000", "--log",
                 ],
                 environment: ["ATTEST_REQUIRED": "false"])
             guard let tailnet = try network.link("tailnet").ipv4 else { throw FixtureError("no tailnet IPv4") }
@@ -128,11 +128,16 @@ final class WanRoads {
     }
 
     /// Stops herdr-host, the sshd and the relay, and removes the namespaces (and what runs there).
+    /// What herdr-host and the relay logged is kept in `.build/bench/wan-herdr-host.log` and
+    /// `wan-herdr-relay.log`, to see why a recovery took the time it did.
     func stop() {
         agent?.signal(SIGTERM)
         _ = agent?.wait(timeout: 15)
         sshd.destroy()
+        let relayLog = relay.stderrText()
         _ = relay.terminate()
+        try? writeText(agent?.stderr ?? "", to: URL(fileURLWithPath: ".build/bench/wan-herdr-host.log"))
+        try? writeText(relayLog + relay.stderrText(), to: URL(fileURLWithPath: ".build/bench/wan-herdr-relay.log"))
         network.remove()
         directory.remove()
     }
