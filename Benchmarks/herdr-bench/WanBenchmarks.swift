@@ -46,13 +46,11 @@ struct WanBenchmarks {
     }
 
     func run() throws -> BenchReport {
-        var report = BenchReport(
-            title:
-                "Wide-area roads (issue 35): herdr-remote's three roads beside `ssh -tt` and mosh, through the link emulator, same run"
-        )
         let started = now()
         var results = WanResults()
         results.date = ISO8601DateFormatter().string(from: Date())
+        results.roads = roads.map(\.rawValue)
+        results.limit = limit
         let fixture = try WanRoads()
         defer { fixture.stop() }
         let phases = WanPhases(roads: fixture)
@@ -109,12 +107,9 @@ struct WanBenchmarks {
                 results.bulk.append(.init(program: program.rawValue, seconds: seconds, exact: exact))
             }
         }
+        results.minutes = (now() - started) / 60
         let resultsFile = URL(fileURLWithPath: ".build/bench/wan.json")
         try results.write(to: resultsFile)
-        WanReport(results: results, roads: roads, limit: limit).add(to: &report)
-        report.notes.append(
-            "This run: \(format((now() - started) / 60, 1)) minutes; RTTs \(rtts.map { format($0, 0) }.joined(separator: ", ")) ms, losses \(losses.map { format($0, 0) }.joined(separator: ", ")) %; every measure is in \(resultsFile.path) (scripts/plot-bench.py draws docs/wan-*.png from it)."
-        )
-        return report
+        return WanReport(results: results).report(file: resultsFile.path)
     }
 }

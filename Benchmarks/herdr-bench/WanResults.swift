@@ -43,10 +43,20 @@ struct WanResults: Codable {
     }
 
     var date = ""
+    /// herdr-remote's roads measured, how long a recovery was waited for, and the run's length.
+    var roads: [String]?
+    var limit: Double?
+    var minutes: Double?
     var keystrokes: [Keystrokes] = []
     var recoveries: [Recovery] = []
     var interrupts: [Run] = []
     var bulk: [Run] = []
+
+    init() {}
+
+    init(contentsOf url: URL) throws {
+        self = try JSONDecoder().decode(Self.self, from: Data(contentsOf: url))
+    }
 
     func write(to url: URL) throws {
         let encoder = JSONEncoder()

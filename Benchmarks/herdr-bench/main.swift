@@ -7,10 +7,22 @@ import Glibc
 //              run the suites (default: all), print Markdown; `wan` through the link emulator, its knobs
 //              HERDR_BENCH_WAN_RTTS, _LOSSES, _ROADS, _PHASES, _KEYSTROKES, _RUNS (WanBenchmarks.swift)
 //   herdr-bench terminal-keys  the relay road's keystroke phase alone (not in the default list)
+//   herdr-bench wan-report [FILE]  the wan suite's Markdown from the results it saved (.build/bench/wan.json)
 //   herdr-bench cluster-failover  the cluster's node-death phase alone (not in the default list)
 //   herdr-bench stall-child   internal: the stalled-consumer scenario in a process of its own
 //   herdr-bench splice-child [--forward PORT]  internal: the TCP splice anchor (a forwarder to PORT)
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "wan-report" {
+    // The wan suite's Markdown again, from the results a run saved.
+    let file = arguments.dropFirst().first ?? ".build/bench/wan.json"
+    do {
+        print(WanReport(results: try WanResults(contentsOf: URL(fileURLWithPath: file))).report(file: file).markdown)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("error: cannot read \(file): \(error)\n".utf8))
+        exit(66)
+    }
+}
 if arguments.first == "stall-child" {
     exit(await StallChild.run())
 }
