@@ -51,10 +51,13 @@ demo: build
 
 # Benchmarks run our code and the anchor (OpenSSH, openssl speed, a raw socket) in the same run
 # and print the ratio; the latest results are kept in docs/benchmarks.md, and the wan suite's
-# plots are drawn from .build/bench/wan.json into docs/ (scripts/plot-bench.py).
+# plots are drawn from .build/bench/wan.json into docs/ (scripts/plot-bench.py). BENCH_SUITES
+# picks suites (`make bench BENCH_SUITES=wan`); empty runs them all.
+BENCH_SUITES ?=
 bench: bench-deps release
-	.build/release/herdr-bench
-	@if [ -f .build/bench/wan.json ]; then python3 scripts/plot-bench.py .build/bench/wan.json docs; fi
+	@mkdir -p .build/bench && touch .build/bench/started
+	.build/release/herdr-bench $(BENCH_SUITES)
+	@if [ .build/bench/wan.json -nt .build/bench/started ]; then python3 scripts/plot-bench.py .build/bench/wan.json docs; fi
 
 format:
 	$(SWIFT) format -i -r Sources Tests Benchmarks Fuzz Package.swift
