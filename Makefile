@@ -6,12 +6,16 @@ SWIFT_FLAGS ?=
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all deps build release install uninstall test demo bench fuzz format lint clean
+.PHONY: all deps bench-deps build release install uninstall test demo bench fuzz format lint clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
+
+# What only the benchmarks use besides: mosh (herdr-bench wan's anchor) and matplotlib (the plots).
+bench-deps:
+	@bash scripts/install-deps.sh --bench
 
 build: deps
 	$(SWIFT) build $(SWIFT_FLAGS)
@@ -46,9 +50,14 @@ demo: build
 	@bash scripts/demo.sh
 
 # Benchmarks run our code and the anchor (OpenSSH, openssl speed, a raw socket) in the same run
-# and print the ratio; the latest results are kept in docs/benchmarks.md.
-bench: release
-	.build/release/herdr-bench
+# and print the ratio; the latest results are kept in docs/benchmarks.md, and the wan suite's
+# plots are drawn from .build/bench/wan.json into docs/ (scripts/plot-bench.py). BENCH_SUITES
+# picks suites (`make bench BENCH_SUITES=wan`); empty runs them all.
+BENCH_SUITES ?=
+bench: bench-deps release
+	@mkdir -p .build/bench && touch .build/bench/started
+	.build/release/herdr-bench $(BENCH_SUITES)
+	@if [ .build/bench/wan.json -nt .build/bench/started ]; then python3 scripts/plot-bench.py .build/bench/wan.json docs; fi
 
 format:
 	$(SWIFT) format -i -r Sources Tests Benchmarks Fuzz Package.swift

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building, testing and the demo need, only what is missing: Debian packages
-# (with apt-get, as root or through sudo) and Python packages (with pip).
+# (with apt-get, as root or through sudo) and Python packages (with pip). With `--bench`, also
+# what only the benchmarks use (`make bench`): mosh, herdr-bench wan's anchor, and matplotlib,
+# which draws their plots.
 set -euo pipefail
 
 apt_packages=(
@@ -16,6 +18,10 @@ apt_packages=(
   python3 python3-pip                   # Python peers of the interop tests
 )
 pip_packages=(noiseprotocol websockets)  # independent peers of the interop tests: Noise (Tests/NoiseTests/Peers), relay WebSocket client (RelayServerTests)
+if [ "${1:-}" = "--bench" ]; then
+  apt_packages+=(mosh)        # herdr-bench wan's anchor: mosh-server and mosh-client 1.4
+  pip_packages+=(matplotlib)  # scripts/plot-bench.py
+fi
 
 missing=()
 for package in "${apt_packages[@]}"; do

@@ -13,6 +13,8 @@ struct BenchReport {
     var title: String
     var rows: [Row] = []
     var notes: [String] = []
+    /// Markdown after the notes (a suite's detail tables).
+    var details: [String] = []
 
     mutating func add(_ name: String, ours: String, anchor: String, ratio: String, target: String) {
         rows.append(Row(name: name, ours: ours, anchor: anchor, ratio: ratio, target: target))
@@ -37,6 +39,7 @@ struct BenchReport {
         var lines = ["### \(title)", "", "| measure | ours | anchor | ratio | target |", "|---|---|---|---|---|"]
         for row in rows { lines.append("| \(row.name) | \(row.ours) | \(row.anchor) | \(row.ratio) | \(row.target) |") }
         if !notes.isEmpty { lines += [""] + notes.map { "- \($0)" } }
+        for detail in details { lines += ["", detail] }
         return lines.joined(separator: "\n") + "\n"
     }
 }

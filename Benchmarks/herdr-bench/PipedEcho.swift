@@ -10,10 +10,18 @@ final class PipedEcho {
     private let input: PipePair
     private let output: PipePair
     private let child: ChildProcess
+    /// Set for a program that draws a screen (mosh-client): only bytes outside its escape
+    /// sequences can be the echo.
+    private var screen: TerminalTextFilter?
 
-    /// Starts the program and waits until it echoes at all (the far side may still be starting).
-    init(executable: String, arguments: [String], environment: [String: String]?) throws {
+    /// Starts the program and waits until it echoes at all (the far side may still be starting,
+    /// for up to `warmUp` seconds). `drawsScreen`: its output is a terminal's (see `screen`).
+    init(
+        executable: String, arguments: [String], environment: [String: String]?, drawsScreen: Bool = false,
+        warmUp: Double = 20
+    ) throws {
         self.executable = executable
+        screen = drawsScreen ? TerminalTextFilter() : nil
         input = try PipePair()
         output = try PipePair()
         child = try ChildProcess(
@@ -21,7 +29,7 @@ final class PipedEcho {
         close(input.read)
         close(output.write)
         var warmed = false
-        for _ in 0..<400 where !warmed {
+        for _ in 0..<Int(warmUp / 0.05) where !warmed {
             var w = UInt8(ascii: "w")
             _ = write(input.write, &w, 1)
             while let byte = readByte(timeout: 0.05) { if byte == w { warmed = true } }
@@ -56,7 +64,10 @@ final class PipedEcho {
         var fds = [pollfd(fd: output.read, events: Int16(POLLIN), revents: 0)]
         guard poll(&fds, 1, Int32(timeout * 1000)) > 0 else { return nil }
         var byte: UInt8 = 0
-        return read(output.read, &byte, 1) == 1 ? byte : nil
+        guard read(output.read, &byte, 1) == 1 else { return nil }
+        // A byte of an escape sequence stands for no keystroke: a NUL never matches one.
+        guard screen == nil || screen!.isText(byte) else { return 0 }
+        return byte
     }
 }
 

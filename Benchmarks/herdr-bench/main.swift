@@ -3,12 +3,26 @@ import Glibc
 
 // herdr-bench: performance targets, measured beside their anchors in the same run.
 //   herdr-bench [ssh] [auth] [noise] [attest] [pair] [relay] [cluster] [companion] [terminal] [home] [host-memory] [idle]
-//              run the suites (default: all), print Markdown
+//              [wan]
+//              run the suites (default: all), print Markdown; `wan` through the link emulator, its knobs
+//              HERDR_BENCH_WAN_RTTS, _LOSSES, _ROADS, _PHASES, _KEYSTROKES, _RUNS (WanBenchmarks.swift)
 //   herdr-bench terminal-keys  the relay road's keystroke phase alone (not in the default list)
+//   herdr-bench wan-report [FILE]  the wan suite's Markdown from the results it saved (.build/bench/wan.json)
 //   herdr-bench cluster-failover  the cluster's node-death phase alone (not in the default list)
 //   herdr-bench stall-child   internal: the stalled-consumer scenario in a process of its own
 //   herdr-bench splice-child [--forward PORT]  internal: the TCP splice anchor (a forwarder to PORT)
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "wan-report" {
+    // The wan suite's Markdown again, from the results a run saved.
+    let file = arguments.dropFirst().first ?? ".build/bench/wan.json"
+    do {
+        print(WanReport(results: try WanResults(contentsOf: URL(fileURLWithPath: file))).report(file: file).markdown)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("error: cannot read \(file): \(error)\n".utf8))
+        exit(66)
+    }
+}
 if arguments.first == "stall-child" {
     exit(await StallChild.run())
 }
@@ -29,7 +43,7 @@ let suites =
     arguments.isEmpty
     ? [
         "ssh", "auth", "noise", "attest", "pair", "relay", "cluster", "companion", "terminal", "home", "host-memory",
-        "idle",
+        "idle", "wan",
     ]
     : arguments
 let environment = ProcessInfo.processInfo.environment
@@ -153,6 +167,16 @@ for suite in suites {
             FileHandle.standardError.write(Data("error: idle benchmark failed: \(error)\n".utf8))
             exit(1)
         }
+    case "wan":
+        print(
+            "Wide-area roads: keystrokes, Ctrl-C, cat, silent path death and network change, beside ssh -tt and mosh, through the link emulator"
+        )
+        do {
+            markdown += try WanBenchmarks(environment: environment).run().markdown
+        } catch {
+            FileHandle.standardError.write(Data("error: wan benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
     case "host-memory":
         let sessions = max(1, Int(environment["HERDR_BENCH_SESSIONS"] ?? "") ?? 300)
         print("herdr-host memory: RSS after 1, 100 and \(sessions) ended sessions of 16.9 MB, beside its idle RSS")
@@ -165,7 +189,7 @@ for suite in suites {
     default:
         FileHandle.standardError.write(
             Data(
-                "error: unknown suite '\(suite)' (known: ssh, auth, noise, attest, pair, relay, cluster, cluster-failover, companion, terminal, terminal-keys, home, host-memory, idle)\n"
+                "error: unknown suite '\(suite)' (known: ssh, auth, noise, attest, pair, relay, cluster, cluster-failover, companion, terminal, terminal-keys, home, host-memory, idle, wan)\n"
                     .utf8))
         exit(64)
     }

@@ -1,0 +1,115 @@
+import Foundation
+import Glibc
+import HerdrCrypto
+import TestSupport
+
+/// herdr-remote's three roads across an emulated wide-area network (issue 35), beside `ssh -tt`
+/// and mosh on the same link in the same run: keystroke echo at each round trip and loss,
+/// Ctrl-C during a flood, `cat` of 64 MiB at 20 Mbit/s, and the next output after a path dies
+/// silently or the network changes, with every byte checked. Knobs: HERDR_BENCH_WAN_RTTS (ms,
+/// `50,150`), HERDR_BENCH_WAN_LOSSES (%, `0,1,3`), HERDR_BENCH_WAN_ROADS (`ssh-road,relay-road,
+/// home-road`), HERDR_BENCH_WAN_PHASES (`keys,ctrl-c,cat,death,change`), HERDR_BENCH_WAN_KEYSTROKES
+/// (200 at 50 ms, fewer in proportion at longer round trips, at least 100), HERDR_BENCH_WAN_RUNS
+/// (Ctrl-C runs per program, 2).
+@MainActor
+struct WanBenchmarks {
+    let rtts: [Double]
+    let losses: [Double]
+    let roads: [WanProgram]
+    let phases: Set<String>
+    let keystrokes: Int
+    let runs: Int
+    /// How long a recovery is waited for.
+    let limit = 30.0
+
+    static let allPhases = ["keys", "ctrl-c", "cat", "death", "change"]
+
+    init(environment: [String: String]) throws {
+        func numbers(_ key: String, _ fallback: [Double]) throws -> [Double] {
+            guard let text = environment[key], !text.isEmpty else { return fallback }
+            return try text.split(separator: ",").map {
+                guard let value = Double($0), value >= 0 else { throw FixtureError("\(key): \($0) is not a number") }
+                return value
+            }
+        }
+        rtts = try numbers("HERDR_BENCH_WAN_RTTS", [50, 150])
+        losses = try numbers("HERDR_BENCH_WAN_LOSSES", [0, 1, 3])
+        roads = try WanProgram.roads(environment["HERDR_BENCH_WAN_ROADS"])
+        let asked = environment["HERDR_BENCH_WAN_PHASES"].map { $0.split(separator: ",").map(String.init) }
+        for phase in asked ?? [] where !Self.allPhases.contains(phase) {
+            throw FixtureError(
+                "HERDR_BENCH_WAN_PHASES: \(phase) is not one of \(Self.allPhases.joined(separator: ", "))")
+        }
+        phases = Set(asked ?? Self.allPhases)
+        keystrokes = max(10, Int(environment["HERDR_BENCH_WAN_KEYSTROKES"] ?? "") ?? 200)
+        runs = max(1, Int(environment["HERDR_BENCH_WAN_RUNS"] ?? "") ?? 2)
+    }
+
+    func run() throws -> BenchReport {
+        let started = now()
+        var results = WanResults()
+        results.date = ISO8601DateFormatter().string(from: Date())
+        results.roads = roads.map(\.rawValue)
+        results.limit = limit
+        let fixture = try WanRoads()
+        defer { fixture.stop() }
+        let phases = WanPhases(roads: fixture)
+        let recovery = WanRecovery(roads: fixture, limit: limit)
+        let anchors: [WanProgram] = [.ssh, .mosh]
+
+        for rtt in rtts {
+            for loss in losses {
+                try fixture.setPath(rtt: rtt, loss: loss)
+                if self.phases.contains("keys") {
+                    let count = max(min(keystrokes, 100), Int(Double(keystrokes) * 50 / max(rtt, 50)))
+                    print("  keystrokes, RTT \(format(rtt, 0)) ms, loss \(format(loss, 0)) %: \(count) each")
+                    let samples = try phases.keystrokes(roads + anchors + [.moshPredicted], count: count)
+                    for (program, seconds) in samples {
+                        results.keystrokes.append(
+                            .init(rtt: rtt, loss: loss, program: program.rawValue, seconds: seconds))
+                    }
+                }
+                // ssh cannot come back from either event (its flow is gone); once per round trip.
+                let withSSH = loss == losses.first
+                for kind in WanRecovery.Kind.allCases {
+                    guard self.phases.contains(kind == .change ? "change" : "death") else { continue }
+                    for program in roads + [.mosh] + (withSSH ? [.ssh] : []) {
+                        let measured = try recovery.measure(program, kind, rtt: rtt, loss: loss)
+                        print(
+                            "  \(kind.rawValue), RTT \(format(rtt, 0)) ms, loss \(format(loss, 0)) %, \(program.label): "
+                                + (measured.seconds.map { "\(format($0, 2)) s" } ?? "none within \(format(limit, 0)) s")
+                                + (measured.keystrokesEchoed.map { ", keystroke echoed \($0)×" } ?? "")
+                                + (measured.exact.map { $0 ? ", byte-exact" : ", NOT byte-exact" } ?? ""))
+                        results.recoveries.append(measured)
+                    }
+                }
+            }
+        }
+        if self.phases.contains("ctrl-c") {
+            try fixture.setPath(rtt: 100, loss: 0, rate: "20mbit")
+            for _ in 0..<runs {
+                for program in roads + anchors {
+                    let seconds = try phases.interrupt(program)
+                    print(
+                        "  Ctrl-C during yes, \(program.label): \(seconds.map { "\(format($0, 2)) s" } ?? "no prompt")")
+                    results.interrupts.append(.init(program: program.rawValue, seconds: seconds, exact: nil))
+                }
+            }
+        }
+        if self.phases.contains("cat") {
+            try fixture.setPath(rtt: 50, loss: 0, rate: "20mbit")
+            let digest = SHA256.hash(Array(try Data(contentsOf: fixture.bigFile)))
+            for program in roads + [.ssh] {
+                let (seconds, exact) = try phases.bulk(program, expected: digest)
+                print(
+                    "  cat 64 MiB, \(program.label): \(format(seconds, 1)) s, \(exact ? "byte-exact" : "NOT byte-exact")"
+                )
+                results.bulk.append(.init(program: program.rawValue, seconds: seconds, exact: exact))
+            }
+        }
+        results.minutes = (now() - started) / 60
+        let resultsFile = URL(fileURLWithPath: ".build/bench/wan.json")
+        try results.write(to: resultsFile)
+        return WanReport(results: results).report(file: resultsFile.path)
+    }
+}
