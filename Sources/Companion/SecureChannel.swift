@@ -17,6 +17,14 @@ public enum SecureChannelLimits {
     /// receiver bounds what a peer can make it buffer.
     public static let defaultMaximumMessageLength = 64 * 1024 * 1024
 
+    /// While the initiator waits for the responder's handshake message, at most this many
+    /// frames that do not read as it are passed over, of at most `maximumStaleBytes` in all: on
+    /// the relay road a device's new connection is spliced to the computer's socket at once,
+    /// and the computer sends its old channel's frames until it reads the new handshake (its
+    /// send queue of 1 MiB, the relay's and the kernels' buffers).
+    public static let maximumStaleFrames = 1024
+    public static let maximumStaleBytes = 8 * 1024 * 1024
+
     public static let flagMore: UInt8 = 1
     public static let flagLast: UInt8 = 0
 }
@@ -30,9 +38,15 @@ public enum SecureChannelLimits {
 /// must do (frames to write, messages to hand up). Any failure after `init` (a handshake message
 /// refused, a frame that fails authentication, a malformed chunk) is fatal: the channel moves to a
 /// failed state and every later call throws the same error, so the caller tears the pipe down and
-/// starts over with a fresh handshake. Nothing is ever skipped (specs/002, "AEAD failure is
-/// fatal"): a dropped, reordered, replayed or altered frame surfaces as a failure of the next
-/// frame that arrives, because each side's receive nonce counts frames.
+/// starts over with a fresh handshake. Nothing is ever skipped once the channel is established
+/// (specs/002, "AEAD failure is fatal"): a dropped, reordered, replayed or altered frame surfaces
+/// as a failure of the next frame that arrives, because each side's receive nonce counts frames.
+/// The one exception comes before anything is accepted: the initiator, waiting for the
+/// responder's handshake message, passes over frames that do not read as it (a bounded number),
+/// since on the relay road the responder's socket may still carry its old channel's frames when
+/// the initiator's new connection is spliced to it. Nothing of a passed-over frame is kept, and a
+/// forged handshake message cannot read (it is authenticated with the responder's static key), so
+/// an attacker gains nothing a dropped frame would not give.
 public struct SecureChannel<Cipher: NoiseCipher, Hash: NoiseHash>: Sendable {
     public enum Action: Sendable, Equatable {
         /// Write this frame to the pipe.
@@ -68,6 +82,10 @@ public struct SecureChannel<Cipher: NoiseCipher, Hash: NoiseHash>: Sendable {
     }
 
     private var state: State
+    /// Frames (and their bytes) the initiator passed over while waiting for the responder's
+    /// handshake message.
+    public private(set) var staleFrames = 0
+    private var staleBytes = 0
     public let maximumMessageLength: Int
     /// The handshake hash and peer key, once established.
     public private(set) var established: Established?
@@ -173,7 +191,19 @@ public struct SecureChannel<Cipher: NoiseCipher, Hash: NoiseHash>: Sendable {
                 }
                 // Handshake payloads are empty in this protocol; anything there is authenticated
                 // but has no meaning yet, so it is ignored.
-                _ = try handshake.readMessage(frame)
+                var attempt = handshake
+                if (try? attempt.readMessage(frame)) != nil {
+                    handshake = attempt
+                } else if handshake.initiator, staleFrames < SecureChannelLimits.maximumStaleFrames,
+                    staleBytes + frame.count <= SecureChannelLimits.maximumStaleBytes
+                {
+                    // Not the responder's message: passed over, the handshake as it was.
+                    staleFrames += 1
+                    staleBytes += frame.count
+                    return []
+                } else {
+                    _ = try handshake.readMessage(frame)  // fails as the attempt did, saying why
+                }
             }
             if handshake.turn == .write {
                 actions.append(.send(try handshake.writeMessage([])))

@@ -5,7 +5,8 @@ import Testing
 
 /// The companion channel: handshake, chunking at the 65518-byte boundary, and the rule that any
 /// failure is fatal: tampered, reordered, replayed, truncated, dropped or oversized frames end the
-/// channel, and once failed it refuses everything.
+/// channel, and once failed it refuses everything (before the reply to its first message, the
+/// initiator passes over a bounded number of frames that are not that reply).
 @Suite struct SecureChannelTests {
     typealias Channel = CompanionChannel
 
@@ -237,6 +238,57 @@ import Testing
                 pid: "x", localStatic: phoneKey, remoteStatic: macKey.publicKey))
         #expect(kind { _ = try phone2.receive(first) } == .handshakeFailed)
         #expect(kind { _ = try phone.receive([UInt8](repeating: 0, count: 65536)) } == .frameTooLong)
+    }
+
+    /// A device's new connection at the relay is spliced to the computer's socket while the
+    /// computer still sends its old channel's frames: the device, waiting for the computer's
+    /// handshake message, passes them over, and the handshake completes when it comes.
+    @Test func theInitiatorPassesOverAnOldChannelsFramesBeforeTheReply() throws {
+        var old = try Self.established()
+        let stale = try [[1, 2, 3], [UInt8](repeating: 7, count: 5000), []].map { try old.mac.sendFrame($0) }
+        let phoneKey = KeyPair.generate()
+        let macKey = KeyPair.generate()
+        let profile = CompanionProfile.herdrRemote
+        var phone = Channel(
+            handshake: try profile.initiatorHandshake(pid: "t", localStatic: phoneKey, remoteStatic: macKey.publicKey))
+        var mac = Channel(handshake: try profile.responderHandshake(pid: "t", localStatic: macKey))
+        var established: [Channel.Established] = []
+        let first = Self.frames(try phone.start(), into: &established)[0]
+        let reply = Self.frames(try mac.receive(first), into: &established)[0]
+        // Old frames, and a forged reply (the right length, random bytes), before the real one.
+        for frame in stale + [(0..<reply.count).map { _ in UInt8.random(in: 0...255) }] {
+            #expect(try phone.receive(frame).isEmpty)
+        }
+        #expect(phone.staleFrames == 4)
+        let third = Self.frames(try phone.receive(reply), into: &established)
+        #expect(phone.isEstablished)
+        _ = Self.frames(try mac.receive(third[0]), into: &established)
+        #expect(mac.isEstablished)
+        #expect(established.count == 2 && established[0].handshakeHash == established[1].handshakeHash)
+        let message = try phone.sendFrame(Array("after".utf8))
+        #expect(Self.delivered(try mac.receive(message)) == [Array("after".utf8)])
+    }
+
+    @Test func theInitiatorPassesOverABoundedNumberOfFramesAndTheResponderNone() throws {
+        let macKey = KeyPair.generate()
+        let profile = CompanionProfile.herdrRemote
+        var phone = Channel(
+            handshake: try profile.initiatorHandshake(pid: "t", localStatic: .generate(), remoteStatic: macKey.publicKey))
+        _ = try phone.start()
+        let garbage = [UInt8](repeating: 9, count: 48)
+        for _ in 0..<SecureChannelLimits.maximumStaleFrames { _ = try phone.receive(garbage) }
+        #expect(kind { _ = try phone.receive(garbage) } == .handshakeFailed)
+        #expect(phone.failure != nil)
+        var big = Channel(
+            handshake: try profile.initiatorHandshake(pid: "t", localStatic: .generate(), remoteStatic: macKey.publicKey))
+        _ = try big.start()
+        let frame = [UInt8](repeating: 9, count: SecureChannelLimits.maximumFrameLength)
+        let fit = SecureChannelLimits.maximumStaleBytes / frame.count
+        for _ in 0..<fit { _ = try big.receive(frame) }
+        #expect(kind { _ = try big.receive(frame) } == .handshakeFailed, "past the bytes' bound")
+        // The responder reads the initiator's first message or fails: nothing is passed over.
+        var mac = Channel(handshake: try profile.responderHandshake(pid: "t", localStatic: macKey))
+        #expect(kind { _ = try mac.receive(garbage) } == .handshakeFailed)
     }
 
     @Test func sendingBeforeTheHandshakeIsRefusedButNotFatal() throws {
