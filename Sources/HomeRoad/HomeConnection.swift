@@ -44,6 +44,8 @@ public final class HomeConnection: FramePipe {
         var pending: [UInt8] = []
         var pendingOffset = 0
         var closing = false
+        /// Closing without waiting for what is queued to go (`abandon`).
+        var abandoned = false
         var end: RelayConnectionEnd?
         var handler: EventHandler?
         /// The connection's thread is done: whoever sets the handler now drains the queue.
@@ -222,6 +224,15 @@ public final class HomeConnection: FramePipe {
         wake()
     }
 
+    /// Ends the connection at once, what is queued dropped (`FramePipe.abandon`).
+    public func abandon() {
+        state.withLock {
+            $0.closing = true
+            $0.abandoned = true
+        }
+        wake()
+    }
+
     @discardableResult
     public func waitUntilEnded(timeout: Double?) -> RelayConnectionEnd? {
         if let end = state.withLock({ $0.end }) { return end }
@@ -254,9 +265,10 @@ public final class HomeConnection: FramePipe {
         let end: RelayConnectionEnd = {
             while true {
                 handOver()
-                let (pending, closing, delivering) = state.withLock {
-                    ($0.pendingCount > 0, $0.closing, $0.handler != nil)
+                let (pending, closing, delivering, abandoned) = state.withLock {
+                    ($0.pendingCount > 0, $0.closing, $0.handler != nil, $0.abandoned)
                 }
+                if abandoned { return .closedLocally }
                 if closing {
                     let deadline = closeDeadline ?? (MonotonicClock.now + options.closeTimeout)
                     closeDeadline = deadline

@@ -226,6 +226,7 @@ final class ConnectionWorker {
         // Frames that arrived with the admission result.
         if let end = processDecoded() { return end }
         while true {
+            if shared.isAbandonRequested { return .closedLocally }
             // Outgoing: new frames once the buffer has drained, and the close once asked.
             let closing = io.takeQueued(from: shared, budget: Self.writeBatch) {
                 WebSocketFrameEncoder.closeFrame(code: 1000, reason: "", maskKey: Self.makeMaskKey())

@@ -20,6 +20,10 @@ public protocol FramePipe: AnyObject, Sendable {
     var socketEndpoints: SocketEndpoints? { get }
     /// Ends the pipe (idempotent; returns at once).
     func close()
+    /// Ends the pipe at once: what is queued is dropped and no closing handshake is waited for.
+    /// For a path believed dead, or one a new connection has replaced, where waiting for the peer
+    /// would only hold up what comes next (idempotent; returns at once).
+    func abandon()
     /// Blocks until the pipe has ended, at most `timeout` seconds.
     @discardableResult func waitUntilEnded(timeout: Double?) -> RelayConnectionEnd?
 }

@@ -225,6 +225,11 @@ public final class RelayConnection: Sendable {
         shared.requestClose()
     }
 
+    /// Ends the connection at once, without the closing handshake (`FramePipe.abandon`).
+    public func abandon() {
+        shared.requestClose(abandoning: true)
+    }
+
     /// How the connection ended, or nil while it is open.
     public var end: RelayConnectionEnd? { shared.end }
 
@@ -244,6 +249,8 @@ final class ConnectionShared: @unchecked Sendable {
     private var outgoingHead = 0
     private var queued = 0
     private var closeRequested = false
+    /// The close is to skip the closing handshake (`abandon`).
+    private var abandonRequested = false
     private var closing = false
     private var wakeFD: Int32
     private var admission: Result<[UInt8]?, RelayClientError>?
@@ -330,9 +337,10 @@ final class ConnectionShared: @unchecked Sendable {
         }
     }
 
-    func requestClose() {
+    func requestClose(abandoning: Bool = false) {
         condition.withLock {
-            guard !closeRequested, ending == nil else { return }
+            if abandoning { abandonRequested = true }
+            guard !closeRequested || abandoning, ending == nil else { return }
             closeRequested = true
             wakeLocked()
             condition.broadcast()
@@ -384,6 +392,7 @@ final class ConnectionShared: @unchecked Sendable {
     // MARK: The connection's thread
 
     var isCloseRequested: Bool { condition.withLock { closeRequested } }
+    var isAbandonRequested: Bool { condition.withLock { abandonRequested } }
 
     /// The wake descriptor the thread polls (valid until `finish`).
     var wakeDescriptor: Int32 { condition.withLock { wakeFD } }

@@ -124,6 +124,25 @@ import Testing
         connection.close()
     }
 
+    /// A peer that reads nothing holds a close as long as output is queued (up to the close's
+    /// time limit); an abandon ends at once, the queue dropped.
+    @Test func abandonEndsAtOnceWhatCloseWouldWaitFor() throws {
+        var options = HomeConnection.Options()
+        options.closeTimeout = 120
+        options.maximumQueuedBytes = 256 * 1024
+        let (connection, peer) = try Self.connectedPair(options: options)
+        defer { close(peer) }
+        let frame = [UInt8](repeating: 1, count: 65535)
+        for _ in 0..<4096 {
+            guard (try? connection.send(frame)) != nil else { break }
+        }
+        #expect(connection.queuedByteCount > 0, "output waits for the peer")
+        connection.close()
+        #expect(connection.waitUntilEnded(timeout: 0.5) == nil, "close waits while output is queued")
+        connection.abandon()
+        #expect(connection.waitUntilEnded(timeout: 20) == .closedLocally)
+    }
+
     @Test func anIPv4PeerOnADualStackSocketIsNamedAsIPv4() throws {
         let listener = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
         #expect(listener >= 0)

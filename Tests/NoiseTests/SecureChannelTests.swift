@@ -273,14 +273,16 @@ import Testing
         let macKey = KeyPair.generate()
         let profile = CompanionProfile.herdrRemote
         var phone = Channel(
-            handshake: try profile.initiatorHandshake(pid: "t", localStatic: .generate(), remoteStatic: macKey.publicKey))
+            handshake: try profile.initiatorHandshake(
+                pid: "t", localStatic: .generate(), remoteStatic: macKey.publicKey))
         _ = try phone.start()
         let garbage = [UInt8](repeating: 9, count: 48)
         for _ in 0..<SecureChannelLimits.maximumStaleFrames { _ = try phone.receive(garbage) }
         #expect(kind { _ = try phone.receive(garbage) } == .handshakeFailed)
         #expect(phone.failure != nil)
         var big = Channel(
-            handshake: try profile.initiatorHandshake(pid: "t", localStatic: .generate(), remoteStatic: macKey.publicKey))
+            handshake: try profile.initiatorHandshake(
+                pid: "t", localStatic: .generate(), remoteStatic: macKey.publicKey))
         _ = try big.start()
         let frame = [UInt8](repeating: 9, count: SecureChannelLimits.maximumFrameLength)
         let fit = SecureChannelLimits.maximumStaleBytes / frame.count

@@ -240,6 +240,29 @@ struct RelayConnectionTests {
         #expect(mac.end == nil)
     }
 
+    @Test("abandon ends a connection on a silent path at once; close waits for the relay's answer")
+    func abandonSkipsTheClosingHandshake() throws {
+        let relay = try TestRelay()
+        let proxy = try BlackholeProxy(targetPort: relay.port)
+        defer { proxy.shutdown() }
+        var options = quickOptions()
+        options.closeTimeout = 120
+        options.pingInterval = 3600
+        let endpoint = relay.endpoint.connecting(toHost: "127.0.0.1", port: proxy.port, tls: false)
+        let closed = try RelayConnection.connect(
+            to: endpoint, room: randomRoom(), role: .mac, credential: .none, options: options)
+        let abandoned = try RelayConnection.connect(
+            to: endpoint, room: randomRoom(), role: .mac, credential: .none, options: options)
+        proxy.freeze()
+        closed.close()
+        abandoned.abandon()
+        // 20 s is far beyond an abandon's few microseconds and far short of the close's 120 s.
+        #expect(abandoned.waitUntilEnded(timeout: 20) == .closedLocally)
+        #expect(closed.end == nil, "close still waits for the relay's closing handshake")
+        closed.abandon()
+        #expect(closed.waitUntilEnded(timeout: 20) == .closedLocally, "and abandon cuts that wait short")
+    }
+
     @Test("keepalive: answered pings keep the connection; a silent path ends it in bounded time")
     func keepalive() throws {
         let relay = try TestRelay()

@@ -649,7 +649,7 @@ public final class CompanionTerminalConnection: Sendable {
         // the race finds no way either, the reconnect loop says so and backs off, visibly.
         if change.oldPathIsDead {
             control.withLock { $0.closedBecause = change.description }
-            connection.close()
+            connection.abandon()
         }
     }
 
@@ -698,9 +698,11 @@ public final class CompanionTerminalConnection: Sendable {
                 return (true, control.connection)
             }
             if handed {
-                // Still on the old connection: closing it hands over. Already dropped: the
-                // connection's thread waits for this race, and wakes on its own.
-                old?.close()
+                // Still on the old connection: ending it hands over. At once, without the
+                // closing handshake: the old path is quiet or gone, and its closing handshake
+                // would hold the resume on the new connection up to its time limit (1 s). Already
+                // dropped: the connection's thread waits for this race, and wakes on its own.
+                old?.abandon()
             } else {
                 if case .success(let established) = result { established.channel.connection.close() }
                 let retry = MonotonicClock.now + Self.raceRetryDelay
