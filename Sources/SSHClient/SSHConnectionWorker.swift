@@ -55,6 +55,10 @@ final class SSHConnectionWorker {
             case .failure(let failure): termination = .failed(failure)
             }
         }
+        // A connection lost (a quiet path, a dead socket, an address gone) gets no goodbye: on
+        // such a path the channel's close and the disconnect would each wait out their time limit
+        // (1 s) before the reattach could start.
+        if case .failed(let failure) = termination, failure.kind == .connectionLost { socket?.shutDownBothWays() }
         shutDown()
         return termination
     }

@@ -14,6 +14,10 @@ final class TCPSocket {
 
     deinit { close(fd) }
 
+    /// Ends both directions at once: every later send or receive on it fails at once (EPIPE,
+    /// end of file) instead of waiting on a path that carries nothing.
+    func shutDownBothWays() { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+
     /// Resolves `host` and connects to the first address that answers, trying each in order.
     /// `accept` sees each connected peer address before it is used; a non-nil answer refuses it.
     /// Returns the socket, or throws `.unreachable`, `.peerRefused` or `.timeout`.

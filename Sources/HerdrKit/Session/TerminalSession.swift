@@ -286,17 +286,21 @@ public final class TerminalSession {
         case .failed(let kind, let message):
             fail(kind, message)
         case .reconnect(let reason):
-            Task { await reattach(generation: generation, reason: reason) }
+            // A connection that had been up a while is reattached at once, as on the other roads
+            // (`RetryAfterDrop`); one that drops as soon as it is up backs off from the start.
+            let atOnce = connectedFor >= .seconds(RetryAfterDrop.steadyRoad)
+            Task { await reattach(generation: generation, reason: reason, atOnce: atOnce) }
         }
     }
 
-    /// Reattaches to the same session with backoff, as long as failures look transient.
-    private func reattach(generation: Int, reason: String) async {
+    /// Reattaches to the same session with backoff, as long as failures look transient;
+    /// `atOnce`: the first attempt goes without the backoff's wait.
+    private func reattach(generation: Int, reason: String, atOnce: Bool) async {
         var attempt = 1
         var lastReason = reason
         while let delay = options.reconnect.delay(beforeAttempt: attempt) {
             state = .reconnecting(attempt: attempt, reason: lastReason)
-            try? await Task.sleep(for: delay)
+            if !(atOnce && attempt == 1) { try? await Task.sleep(for: delay) }
             guard generation == self.generation else { return }
             let pin: SSHPublicKey?
             do {
