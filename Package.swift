@@ -51,7 +51,7 @@ let package = Package(
             name: "HerdrKit",
             dependencies: [
                 "HerdrBase", "HerdrCrypto", "SSHClient", "PeerGate", "Companion", "RelayClient", "RelayProtocol",
-                "HomeRoad", "HerdrAgents",
+                "HomeRoad", "HerdrAgents", "NetworkPath",
             ]),
         // What every command-line program of the project shares: arguments, raw terminal, prompts.
         .target(name: "CLISupport"),

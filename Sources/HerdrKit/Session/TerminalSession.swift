@@ -1,6 +1,7 @@
 import Companion
 import Foundation
 import HerdrAgents
+import NetworkPath
 import Observation
 import SSHClient
 
@@ -293,6 +294,16 @@ public final class TerminalSession {
         }
     }
 
+    /// Sleeps `delay`, or less when the kernel tells of an address or route change (a network
+    /// that came back, another that came up): the next attempt then goes at once, as on the
+    /// other roads.
+    private static func wait(_ delay: Duration) async {
+        let sleeper = Task { try? await Task.sleep(for: delay) }
+        let monitor = try? RouteMonitor { sleeper.cancel() }
+        await sleeper.value
+        monitor?.stop()
+    }
+
     /// Reattaches to the same session with backoff, as long as failures look transient;
     /// `atOnce`: the first attempt goes without the backoff's wait.
     private func reattach(generation: Int, reason: String, atOnce: Bool) async {
@@ -300,7 +311,7 @@ public final class TerminalSession {
         var lastReason = reason
         while let delay = options.reconnect.delay(beforeAttempt: attempt) {
             state = .reconnecting(attempt: attempt, reason: lastReason)
-            if !(atOnce && attempt == 1) { try? await Task.sleep(for: delay) }
+            if !(atOnce && attempt == 1) { await Self.wait(delay) }
             guard generation == self.generation else { return }
             let pin: SSHPublicKey?
             do {
