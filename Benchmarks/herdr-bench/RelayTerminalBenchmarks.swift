@@ -144,15 +144,18 @@ final class BenchRelayRoad {
     let port: UInt16
     private var agent: InteractiveProcess?
     let devices: Int
+    /// More of herdr-host's environment (a HOME with herdr in it).
+    private let extraHostEnvironment: [String: String]
 
     /// `homeListen`: where the computer's home door listens (off: the relay road only);
     /// `relayArguments`: more `herdr-relay serve` flags. `through`: the origin and loopback port
     /// of a relay already running (a cluster behind HAProxy); without it the road starts a relay
-    /// of its own (SQLite, plain WebSocket).
+    /// of its own (SQLite, plain WebSocket). `hostEnvironment` adds to herdr-host's environment.
     init(
         devices: Int, homeListen: String = "off", relayArguments: [String] = [],
-        through external: (origin: String, port: UInt16)? = nil
+        through external: (origin: String, port: UInt16)? = nil, hostEnvironment extra: [String: String] = [:]
     ) throws {
+        extraHostEnvironment = extra
         directory = try TemporaryDirectory(prefix: "herdr-bench-terminal-")
         if let external {
             (origin, port, relay) = (external.origin, external.port, nil)
@@ -203,7 +206,7 @@ final class BenchRelayRoad {
     var hostEnvironment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = directory.appending("host").path
-        return environment
+        return environment.merging(extraHostEnvironment) { $1 }
     }
 
     func deviceEnvironment(_ index: Int) -> [String: String] {

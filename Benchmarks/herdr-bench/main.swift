@@ -3,7 +3,7 @@ import Glibc
 
 // herdr-bench: performance targets, measured beside their anchors in the same run.
 //   herdr-bench [ssh] [auth] [noise] [attest] [pair] [relay] [cluster] [companion] [terminal] [home] [host-memory] [idle]
-//              [wan]
+//              [wan] [agents]
 //              run the suites (default: all), print Markdown; `wan` through the link emulator, its knobs
 //              HERDR_BENCH_WAN_RTTS, _LOSSES, _ROADS, _PHASES, _KEYSTROKES, _RUNS (WanBenchmarks.swift)
 //   herdr-bench terminal-keys  the relay road's keystroke phase alone (not in the default list)
@@ -43,7 +43,7 @@ let suites =
     arguments.isEmpty
     ? [
         "ssh", "auth", "noise", "attest", "pair", "relay", "cluster", "companion", "terminal", "home", "host-memory",
-        "idle", "wan",
+        "idle", "wan", "agents",
     ]
     : arguments
 let environment = ProcessInfo.processInfo.environment
@@ -186,10 +186,22 @@ for suite in suites {
             FileHandle.standardError.write(Data("error: host-memory benchmark failed: \(error)\n".utf8))
             exit(1)
         }
+    case "agents":
+        let changes = max(2, Int(environment["HERDR_BENCH_AGENT_CHANGES"] ?? "") ?? 50)
+        let seconds = max(5, Double(environment["HERDR_BENCH_AGENTS_SECONDS"] ?? "") ?? 60)
+        print(
+            "herdr's agents: a status change to watch, agents across 3 computers, herdr-host's CPU with 100 idle agents"
+        )
+        do {
+            markdown += try AgentsBenchmarks(changes: changes, idleSeconds: seconds, runs: runs).run().markdown
+        } catch {
+            FileHandle.standardError.write(Data("error: agents benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
     default:
         FileHandle.standardError.write(
             Data(
-                "error: unknown suite '\(suite)' (known: ssh, auth, noise, attest, pair, relay, cluster, cluster-failover, companion, terminal, terminal-keys, home, host-memory, idle, wan)\n"
+                "error: unknown suite '\(suite)' (known: ssh, auth, noise, attest, pair, relay, cluster, cluster-failover, companion, terminal, terminal-keys, home, host-memory, idle, wan, agents)\n"
                     .utf8))
         exit(64)
     }

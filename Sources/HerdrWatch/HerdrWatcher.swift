@@ -127,6 +127,10 @@ public struct HerdrWatcher: Sendable {
         var listAt: Double?
         /// A list is wanted as soon as the one under way ends.
         var listAgain = false
+        /// Events heard while a list was under way, in order: the list's answer comes on a
+        /// connection of its own and may be older than they are, so they are applied again on
+        /// top of it.
+        var heardDuringList: [(event: HerdrEvent, at: Instant)] = []
         /// A new set of status subscriptions is wanted then.
         var subscribeAt: Double?
         /// When its server was last heard (an answer or an event).
@@ -144,6 +148,8 @@ public struct HerdrWatcher: Sendable {
     }
 
     public let settings: Settings
+    /// Events kept per session while a list is under way; past it the list is asked again.
+    static let maximumHeardDuringList = 4096
     public private(set) var isRunning = false
     private var wanted = false
     private var stopAt: Double?
@@ -275,6 +281,15 @@ public struct HerdrWatcher: Sendable {
             return actions
         case .event(let event):
             apply(event, to: &session, now: now)
+            if case .listing = session.step {
+                if session.heardDuringList.count < Self.maximumHeardDuringList {
+                    session.heardDuringList.append((event, now))
+                } else {
+                    // Past the bound: another list, asked after all of these were heard.
+                    session.heardDuringList = []
+                    session.listAgain = true
+                }
+            }
             return []
         case .ended(let failure):
             return subscriptionEnded(id, failure, &session, now: now)
@@ -394,6 +409,7 @@ public struct HerdrWatcher: Sendable {
         }
         let id = takeID()
         session.step = .listing(id)
+        session.heardDuringList = []
         return [.request(id, socket: session.socket, .agentList)]
     }
 
@@ -407,6 +423,9 @@ public struct HerdrWatcher: Sendable {
             agents[info.pane] = info.agent(session: session.name, since: since)
         }
         session.agents = agents
+        // What herdr pushed while this answer was under way may be newer than it.
+        for heard in session.heardDuringList { apply(heard.event, to: &session, now: heard.at) }
+        session.heardDuringList = []
         session.unread = unread
         session.listed = true
         session.failures = 0
@@ -544,6 +563,7 @@ public struct HerdrWatcher: Sendable {
         session.listed = false
         session.listAt = nil
         session.listAgain = false
+        session.heardDuringList = []
         session.subscribeAt = nil
         // A server that is gone took its agents with it; one that fails or freezes may come back
         // with them, and their `since` with them.

@@ -49,7 +49,8 @@ enum SessionsCommand {
             return .success
         })
 
-    /// The sessions table, then the details of those that could not be read. Pure.
+    /// The sessions table, then the details of running sessions that could not be read (a
+    /// session not running says so in its row). Pure.
     static func render(_ board: AgentBoard) -> String {
         guard !board.sessions.isEmpty else { return "No herdr sessions.\n" }
         var rows = [["SESSION", "DEFAULT", "STATE", "AGENTS"]]
@@ -61,7 +62,9 @@ enum SessionsCommand {
             ])
         }
         var text = HostCommands.table(rows)
-        let details = board.sessions.compactMap { session in session.detail.map { "\(session.name): \($0)" } }
+        let details = board.sessions.filter { $0.state != .notRunning }.compactMap { session in
+            session.detail.map { "\(session.name): \($0)" }
+        }
         if !details.isEmpty { text += "\n" + details.map { $0 + "\n" }.joined() }
         return text
     }

@@ -193,11 +193,15 @@ final class RelayRoadFixture {
         return (pair, code)
     }
 
-    /// `herdr-host run`, parked for every device it knows.
-    func startAgent(parkedFor count: Int = 1, home: URL? = nil) throws -> InteractiveProcess {
+    /// `herdr-host run`, parked for every device it knows; its configuration under `home` (the
+    /// fixture's computer by default), in `environment` (`hostEnvironment(home:)` by default).
+    func startAgent(parkedFor count: Int = 1, home: URL? = nil, environment: [String: String]? = nil) throws
+        -> InteractiveProcess
+    {
         let home = home ?? hostHome
         let agent = try launch(
-            BuiltProgram.path("herdr-host"), ["run"], computer: true, environment: hostEnvironment(home: home))
+            BuiltProgram.path("herdr-host"), ["run"], computer: true,
+            environment: environment ?? hostEnvironment(home: home))
         guard waitForAgent(home: home, { $0.rooms.filter { $0.state == "parked" }.count == count }) else {
             agent.signal(SIGTERM)
             _ = agent.wait(timeout: 15)
@@ -263,6 +267,30 @@ final class RelayRoadFixture {
         ) { [self] program, arguments, computer, environment in
             try launch(program, arguments, computer: computer, environment: environment)
         }
+    }
+
+    /// Another computer at this relay: a herdr-host configuration of its own under `host-NAME`
+    /// (home door off), with `home` as its HOME (no herdr there unless a test puts one), paired
+    /// with the device `deviceName`, which saves it as `name`. Start it with
+    /// `startAgent(home: computer.home, environment: computer.environment)`.
+    func pairComputer(_ name: String, home: URL, deviceName: String = "phone") throws -> (
+        home: URL, environment: [String: String]
+    ) {
+        let configuration = directory.appending("host-\(name)")
+        var settings = AgentSettings()
+        settings.homeListen = "off"
+        try settings.save(agentDirectory(home: configuration))
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        var environment = hostEnvironment(home: configuration)
+        environment["HOME"] = home.path
+        environment["SHELL"] = "/bin/sh"
+        try RelayProgramPairing.pair(
+            origin: origin, computerName: name, deviceName: deviceName, hostEnvironment: environment,
+            deviceEnvironment: deviceEnvironment(deviceName)
+        ) { [self] program, arguments, computer, environment in
+            try launch(program, arguments, computer: computer, environment: environment)
+        }
+        return (configuration, environment)
     }
 
     /// What the device `name` kept: its host profile and secret, read from its files.

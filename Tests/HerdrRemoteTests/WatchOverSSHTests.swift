@@ -6,46 +6,6 @@ import Testing
 /// status change there reaches the device and is told every way it is told.
 @Suite("herdr-remote watch and connect --agent over SSH", .serialized)
 struct WatchOverSSHTests {
-    /// A `notify-send` that records its arguments, and an `--exec` command that records its
-    /// HERDR_ environment, in a directory put first on PATH.
-    final class Recorders {
-        let directory: TemporaryDirectory
-        var notifications: URL { directory.file("notify.log") }
-        var executions: URL { directory.file("exec.log") }
-        var exec: String { directory.file("record-exec").path }
-
-        init() throws {
-            directory = try TemporaryDirectory(prefix: "herdr-recorders-")
-            try write(
-                "#!/bin/sh\nfor a in \"$@\"; do printf '%s|' \"$a\"; done >> '\(notifications.path)'\necho >> '\(notifications.path)'\n",
-                to: directory.file("notify-send"))
-            try write(
-                "#!/bin/sh\nenv | grep '^HERDR_' | sort >> '\(executions.path)'\necho --- >> '\(executions.path)'\n",
-                to: directory.file("record-exec"))
-        }
-
-        private func write(_ text: String, to url: URL) throws {
-            try writeText(text, to: url)
-            chmod(url.path, 0o755)
-        }
-
-        var environment: [String: String] {
-            [
-                "PATH": directory.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
-                "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent-test-bus", "DISPLAY": "", "WAYLAND_DISPLAY": "",
-            ]
-        }
-
-        func wait(for text: String, in file: URL, timeout: Double = 20) -> String? {
-            let deadline = Date().addingTimeInterval(timeout)
-            while Date() < deadline {
-                if let content = try? readText(file), content.contains(text) { return content }
-                usleep(50_000)
-            }
-            return nil
-        }
-    }
-
     static func watchedServer() throws -> SSHServer {
         let server = try SSHServer()
         try server.herdr.startSession()
@@ -61,7 +21,7 @@ struct WatchOverSSHTests {
         defer { server.destroy() }
         let cli = try CLIHarness()
         try cli.addPinnedHost("box", server: server)
-        let recorders = try Recorders()
+        let recorders = try WatchRecorders()
         let watch = try InteractiveProcess(
             CLIHarness.executable, ["watch", "box", "--interval", "1", "--exec", recorders.exec],
             environment: cli.environment.merging(recorders.environment) { $1 })
@@ -103,7 +63,7 @@ struct WatchOverSSHTests {
         defer { server.destroy() }
         let cli = try CLIHarness()
         try cli.addPinnedHost("box", server: server)
-        let recorders = try Recorders()
+        let recorders = try WatchRecorders()
         // script(1) gives the program a pseudo-terminal and copies everything it writes.
         let command = "\(CLIHarness.executable) watch box --interval 1; echo WATCH-EXIT=$?"
         let watch = try InteractiveProcess(

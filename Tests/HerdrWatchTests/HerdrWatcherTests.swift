@@ -195,6 +195,38 @@ import Testing
         #expect(driver.watcher.board.agents[changed.key]?.since == driver.now.unix)
     }
 
+    /// A list's answer and the subscription's events come on connections (and threads) of their
+    /// own: an event herdr pushed after it answered a list can be heard first. The answer is then
+    /// older than the event and must not undo it (herdr-bench agents met this: an agent's change
+    /// right after a device began to watch was lost until the next resync, a minute later).
+    @Test func anEventHeardWhileAListIsUnderWayIsNotUndoneByTheListsOlderAnswer() throws {
+        var driver = Driver()
+        _ = driver.start()
+        let ping = try #require(Self.requestID(driver.scanned(Self.scan()), .ping))
+        let first = try #require(Self.requestID(driver.answer(ping, .pong(protocol: 20)), .agentList))
+        let subscription = try #require(
+            Self.subscribed(driver.answer(first, .agents([Self.agent("w1:p1"), Self.agent("w1:p2")], unread: 0))))
+        // Started: a list for what changed meanwhile goes out.
+        let relist = try #require(Self.requestID(driver.subscription(subscription.id, .started), .agentList))
+        // herdr answered it (both idle), then w1:p1 blocked; the event is heard before the answer.
+        _ = driver.advance(0.01)
+        _ = driver.subscription(
+            subscription.id, .event(.statusChanged(pane: "w1:p1", status: .blocked, kind: nil, title: "Approve?")))
+        let heardAt = driver.now.unix
+        _ = driver.advance(0.01)
+        _ = driver.answer(relist, .agents([Self.agent("w1:p1", .idle), Self.agent("w1:p2")], unread: 0))
+        let blocked = try #require(driver.watcher.board.agents[AgentKey(session: "default", pane: "w1:p1")])
+        #expect(blocked.status == .blocked, "the older answer does not undo the event")
+        #expect(blocked.title == "Approve?")
+        #expect(blocked.since == heardAt)
+        #expect(driver.watcher.board.agents[AgentKey(session: "default", pane: "w1:p2")]?.status == .idle)
+
+        // A later list with no event under way is herdr's word again.
+        let resync = try #require(Self.requestID(driver.advance(60), .agentList))
+        _ = driver.answer(resync, .agents([Self.agent("w1:p1", .done), Self.agent("w1:p2")], unread: 0))
+        #expect(driver.watcher.board.agents[blocked.key]?.status == .done)
+    }
+
     @Test func anEventForAPaneItDoesNotKnowIsReadFromAList() throws {
         var driver = Driver()
         let subscription = try driver.ready([])

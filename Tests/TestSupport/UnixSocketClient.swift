@@ -8,9 +8,15 @@ public enum UnixSocketClient {
     public static func exchange(
         _ path: String, _ request: [UInt8], timeout: Int = 1, done: ([UInt8]) -> Bool = { _ in false }
     ) -> [UInt8]? {
+        guard let fd = connect(path) else { return nil }
+        defer { close(fd) }
+        return exchange(fd: fd, request, timeout: timeout, done: done)
+    }
+
+    /// A stream socket connected to `path` (close-on-exec, blocking), or nil; the caller closes it.
+    public static func connect(_ path: String) -> Int32? {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
-        defer { close(fd) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
@@ -19,11 +25,14 @@ public enum UnixSocketClient {
         }
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
             }
         }
-        guard connected else { return nil }
-        return exchange(fd: fd, request, timeout: timeout, done: done)
+        guard connected else {
+            close(fd)
+            return nil
+        }
+        return fd
     }
 
     /// Writes `request` to the connected socket `fd` and reads until `done` says the reply is
