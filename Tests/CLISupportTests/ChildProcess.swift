@@ -59,8 +59,17 @@ struct ChildProcess {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
+        // Every signal back to its default and unblocked: other suites in this test process ignore
+        // SIGPIPE (a write to a child that died must not end the run), and an ignored signal is
+        // inherited across exec, so the child would survive the SIGPIPE it is meant to die of.
         let spawnSetSID: Int16 = 0x80  // POSIX_SPAWN_SETSID (glibc ≥ 2.26); the macro does not import
-        posix_spawnattr_setflags(&attributes, spawnSetSID)
+        posix_spawnattr_setflags(&attributes, spawnSetSID | Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
         var pid: pid_t = 0
         let result = posix_spawn(&pid, executable, &actions, &attributes, &argv, &envp)
         try #require(result == 0, "posix_spawn failed: \(result)")
