@@ -255,9 +255,9 @@ final class WatchController {
         let session = TerminalSession(profile: host, store: store, options: options) { _ in false }
         var report = ""
         let code =
-            (try? await ConnectCommand.attach(session, host: host, terminal: terminal, report: { report += $0 }) {
-                [reader] session in reader?.routeToSession(session)
-            }) ?? .ioError
+            (try? await ConnectCommand.attach(
+                session, host: host, terminal: terminal, report: { report += $0 },
+                startInput: { [reader] session in reader?.routeToSession(session) })) ?? .ioError
         routeKeysToBoard()
         companion?.resume()
         attached = false
