@@ -3,7 +3,7 @@
 /// roomSecret). Join signatures are made here with the `cryptography` package when it is
 /// installed (independently of our Swift transcript code), else asked of the test.
 let relayPeerScript = #"""
-    import base64, json, os, struct, sys, urllib.error, urllib.request
+    import base64, json, os, struct, sys, time, urllib.error, urllib.request
     from websockets.sync.client import connect
     from websockets.exceptions import ConnectionClosed, InvalidStatus
 
@@ -258,6 +258,45 @@ let relayPeerScript = #"""
         obs("mac.fromPhone3", recv_bytes(mac).decode())
         mac.close()
         obs("phone3.afterMacLeft", close_of(phone3))
+
+
+    def spliced_frames_total():
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % PORT, timeout=T) as response:
+            for line in response.read().decode().splitlines():
+                if line.startswith("relay_frames_spliced_total "):
+                    return int(line.split()[1])
+        raise AssertionError("no relay_frames_spliced_total in /metrics")
+
+
+    def scenario_pongmidframe():
+        """The phone pings while a frame from the Mac is half-way through the relay to it: the
+        relay's pong must wait for the frame's end (nothing goes inside a frame)."""
+        mac, result = admit("mac")
+        phone, result = admit("phone")
+        payload = bytes((index * 7) % 251 for index in range(60000))
+        mask = os.urandom(4)
+        masked = bytes(byte ^ mask[index % 4] for index, byte in enumerate(payload))
+        before = spliced_frames_total()
+        # A binary frame's header (masked, 16-bit length) and its first 1000 bytes, written under
+        # the library: the rest comes only once the relay has taken the ping.
+        mac.socket.sendall(bytes([0x82, 0x80 | 126]) + struct.pack(">H", len(payload)) + mask + masked[:1000])
+        # The relay's loop answers /metrics between events: once it counts the frame, the frame's
+        # splice to the phone has begun.
+        for _ in range(200):
+            if spliced_frames_total() > before:
+                break
+            time.sleep(0.01)
+        else:
+            raise AssertionError("the relay never started the frame")
+        pong = phone.ping()
+        # The phone's frame after its ping reaching the Mac: the relay has handled the ping.
+        phone.send(b"after the ping")
+        obs("mac.afterPing", recv_bytes(mac).decode())
+        mac.socket.sendall(masked[1000:])
+        obs("phone.frameWhole", recv_bytes(phone) == payload)
+        obs("phone.pong", pong.wait(T))
+        mac.send(b"and the stream goes on")
+        obs("phone.next", recv_bytes(phone).decode())
 
 
     def padded_hello(size):

@@ -46,6 +46,18 @@ import Testing
         #expect(report["phone3.afterMacLeft"] == "1001 peer gone")
     }
 
+    /// A pong (or any frame of the relay's own) for a socket that a spliced frame is half-way to
+    /// waits for that frame's end: inside it, it corrupted the frame and broke the stream (found
+    /// as a 128 KiB frame with a pong's two bytes in it, RelayConnectionTests over TLS).
+    @Test func aPongWaitsForTheFrameHalfWayToItsSocket() throws {
+        let fixture = try RelayFixture()
+        let report = try run("pongmidframe", on: fixture)
+        #expect(report["mac.afterPing"] == "after the ping", "\(report)")
+        #expect(report["phone.frameWhole"] == "true", "the frame arrived whole, no pong inside it")
+        #expect(report["phone.pong"] == "true", "the pong came after the frame")
+        #expect(report["phone.next"] == "and the stream goes on")
+    }
+
     /// Upstream's open mode admits into a pairing room whatever the Proof carries.
     @Test func openModeAdmitsAnyProofAsTheClientSeesIt() throws {
         let fixture = try RelayFixture()

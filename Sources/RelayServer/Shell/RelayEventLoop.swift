@@ -527,12 +527,19 @@ final class RelayEventLoop {
         }
     }
 
+    /// A frame of the relay's own (a pong, a ping, text). While a spliced frame is half-way to
+    /// `socket` it waits in `deferred` for that frame's end: inside the frame it would become
+    /// payload and break the stream.
     private func sendFrame(_ socket: RelaySocket, _ opcode: WebSocketOpcode, _ payload: [UInt8]) {
         guard socket.stage == .webSocket else { return }
         payload.withUnsafeBytes {
-            WebSocketFrameEncoder.append(opcode: opcode, payload: $0, maskKey: nil, to: &socket.output)
+            if socket.receivingSplice {
+                WebSocketFrameEncoder.append(opcode: opcode, payload: $0, maskKey: nil, to: &socket.deferred)
+            } else {
+                WebSocketFrameEncoder.append(opcode: opcode, payload: $0, maskKey: nil, to: &socket.output)
+            }
         }
-        flush(socket)
+        if !socket.receivingSplice { flush(socket) }
     }
 
     /// Sends a close frame and moves the socket to closing; the core already forgot it (or is
