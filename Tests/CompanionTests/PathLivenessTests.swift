@@ -124,6 +124,39 @@ import Testing
         #expect(window.current < 1024 * 1024, "well under the 4 MiB a flood would otherwise queue")
     }
 
+    /// Output reaches the screen a message at a time: 256 KiB messages at 2.5 MB/s on average,
+    /// each up to 90 ms late (read when the device got to it). The window is still about two
+    /// bandwidth-delay products; the best single interval (two messages a few milliseconds
+    /// apart) asked for 1.2 MB here, and off a real relay road 3.6 MB.
+    @Test func messagesArrivingInLumpsDoNotInflateTheRate() {
+        var window = PathWindow(ceiling: 4 * 1024 * 1024)
+        window.roundTrip(0.1)
+        let lump = 256 * 1024
+        let spacing = Double(lump) / 2_500_000
+        var seed: UInt64 = 12345
+        for index in 1..<60 {
+            seed = (seed &* 1_103_515_245 &+ 12345) % (1 << 31)
+            let late = Double(seed) / Double(1 << 31) * 0.09
+            _ = window.received(lump, now: Double(index) * spacing + late)
+        }
+        let wanted = 2 * 2_500_000 * (0.1 + PathWindow.creditInterval)
+        #expect(abs(Double(window.current) - wanted) < wanted * 0.2, "\(window.current) against \(wanted)")
+    }
+
+    /// The first round trip measured under load (0.43 s off a relay road of 0.1 s) makes the
+    /// window too large; once a truer one comes, the window comes back down, although no
+    /// interval then carries a credit's worth of the large window.
+    @Test func aWindowGrownTooLargeComesBackDown() {
+        var window = PathWindow(ceiling: 4 * 1024 * 1024)
+        window.roundTrip(0.43)
+        _ = Self.feed(&window, rate: 2_500_000, seconds: 0.5, from: 0)
+        #expect(window.current > 1024 * 1024, "\(window.current): the slow round trip's window")
+        window.roundTrip(0.1)
+        _ = Self.feed(&window, rate: 2_500_000, seconds: 2, from: 0.5)
+        let wanted = 2 * 2_500_000 * (0.1 + PathWindow.creditInterval)
+        #expect(abs(Double(window.current) - wanted) < wanted * 0.3, "\(window.current) against \(wanted)")
+    }
+
     @Test func aFastPathGrowsToTheCeilingAndAQuietSpellChangesNothing() {
         var window = PathWindow(ceiling: 4 * 1024 * 1024)
         window.roundTrip(0.0005)

@@ -5,8 +5,12 @@
 /// and the answer to a keystroke (a Ctrl-C's prompt) waits behind all of it: a window of the
 /// path's size keeps that wait to a couple of round trips while still filling the path.
 ///
-/// The bandwidth is the best delivery rate of the last few intervals in which output flowed;
-/// the delay the least round trip the pings measured. Pure: the time is passed in.
+/// The bandwidth is the delivery rate over the last few intervals in which output flowed (their
+/// bytes over their time, not the best of them: output reaches the screen a message at a time,
+/// and on the relay road a message can be a quarter of a megabyte, so one short interval can hold
+/// two messages that crossed the path in two; the best interval read 9 MB/s off a 2.5 MB/s link
+/// and asked for a 3.6 MB window); the delay the least round trip the pings measured. Pure: the
+/// time is passed in.
 public struct PathWindow: Sendable {
     /// The smallest window asked for.
     public static let floor = 256 * 1024
@@ -25,7 +29,8 @@ public struct PathWindow: Sendable {
     public private(set) var minimumRTT: Double?
     private var intervalStart: Double?
     private var intervalBytes = 0
-    private var rates: [Double] = []
+    /// The last flowing intervals: bytes, seconds.
+    private var intervals: [(bytes: Int, seconds: Double)] = []
 
     /// `ceiling`: the most the device holds (its configured window).
     public init(ceiling: Int) {
@@ -48,17 +53,20 @@ public struct PathWindow: Sendable {
         intervalBytes += count
         let elapsed = now - start
         guard elapsed >= Self.interval else { return nil }
-        // Only an interval in which output flowed (a credit's worth came) says anything about the
-        // path; a quiet one (typing, an idle screen) leaves the window as it is.
-        let flowing = intervalBytes >= current / 4
-        let rate = Double(intervalBytes) / elapsed
+        // Only an interval in which output flowed (a credit's worth of the smallest window came)
+        // says anything about the path; a quiet one (typing, an idle screen) leaves the window as
+        // it is. A credit's worth of a window grown too large is more than the path carries in
+        // an interval: it would never count, and the window never come back down.
+        let flowing = intervalBytes >= min(current, Self.floor) / 4
+        let interval = (bytes: intervalBytes, seconds: elapsed)
         intervalStart = now
         intervalBytes = 0
         guard flowing else { return nil }
-        rates.append(rate)
-        if rates.count > Self.samples { rates.removeFirst(rates.count - Self.samples) }
-        let best = rates.max() ?? rate
-        let wanted = 2 * best * ((minimumRTT ?? 0) + Self.creditInterval)
+        intervals.append(interval)
+        if intervals.count > Self.samples { intervals.removeFirst(intervals.count - Self.samples) }
+        let rate =
+            Double(intervals.reduce(0) { $0 + $1.bytes }) / intervals.reduce(0) { $0 + $1.seconds }
+        let wanted = 2 * rate * ((minimumRTT ?? 0) + Self.creditInterval)
         let target = max(min(ceiling, Self.floor), min(ceiling, Int(wanted.rounded(.up))))
         // A quarter either way before it is worth a message.
         guard abs(target - current) * 4 > current else { return nil }
