@@ -134,6 +134,20 @@ final class ScreenRecorder: @unchecked Sendable {
         return nil
     }
 
+    /// Shown bytes that arrived after `time`, per `step` s (a trace of a recovery or an
+    /// interrupt, for `HERDR_BENCH_WAN_TRACE`): "+0.0 s 131072 B, +0.1 s 262144 B, …".
+    func timeline(after time: Double, step: Double = 0.1) -> String {
+        condition.withLock {
+            var buckets: [Int: Int] = [:]
+            for (index, arrival) in arrivals.enumerated() where arrival.time > time {
+                let end = index + 1 < arrivals.count ? arrivals[index + 1].offset : text.count
+                buckets[Int((arrival.time - time) / step), default: 0] += end - arrival.offset
+            }
+            return buckets.keys.sorted().map { String(format: "+%.1f s %d B", Double($0) * step, buckets[$0]!) }
+                .joined(separator: ", ")
+        }
+    }
+
     /// The length of the shown text now (an offset to search after).
     var shownCount: Int { condition.withLock { text.count } }
 

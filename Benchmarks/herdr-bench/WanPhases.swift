@@ -58,6 +58,14 @@ struct WanPhases {
         guard let still = screen.waitUntilQuiet(for: 2, timeout: 60),
             screen.waitFor(String(Self.prompt.dropLast()), after: offset, timeout: 0.1)
         else { return nil }
+        if ProcessInfo.processInfo.environment["HERDR_BENCH_WAN_TRACE"] != nil {
+            let prompt = screen.arrival(of: Array(Self.prompt.dropLast().utf8), after: offset, timeout: 0)
+            FileHandle.standardError.write(
+                Data(
+                    ("\(program.label): Ctrl-C → prompt \(prompt.map { String(format: "%.3f s", $0 - interrupted) } ?? "?"), "
+                        + "still \(String(format: "%.3f s", still - interrupted)); shown after it: "
+                        + "\(screen.timeline(after: interrupted)); stderr: \(screen.stderr)\n").utf8))
+        }
         return still - interrupted
     }
 
