@@ -97,36 +97,35 @@ struct AgentsOverRelayTests {
             roads: computer.roads(deviceKey: .generate()), attach: nil, cols: 80, rows: 24)
         configuration.watchAgents = true
         configuration.retryDelay = { _ in nil }
-        let broken = CompanionTerminalConnection(configuration)
-        let events = Events()
-        broken.start { events.add($0) }
-        let end = events.wait { event -> CompanionTerminalConnection.Termination? in
-            if case .finished(let termination) = event { return termination }
-            return nil
-        }
-        guard case .failed(let failure) = end else {
-            Issue.record("not failed: \(String(describing: end))")
-            return
-        }
+        let failure = try #require(Self.failure(of: configuration))
         #expect(failure.kind == .protocolViolation)
         #expect(
             failure.message.contains("the computer broke the agents board: agents changes came before a whole board"))
 
         computer.answer = .board(AgentsComputer.board(Self.agents))
         configuration.attach = .agent(AgentKey(session: "default", pane: "w9:p9"))
-        let refused = CompanionTerminalConnection(configuration)
-        let more = Events()
-        refused.start { more.add($0) }
-        let refusal = more.wait { event -> CompanionTerminalConnection.Termination? in
+        let notFound = try #require(Self.failure(of: configuration))
+        #expect(notFound.kind == .agentNotFound)
+        #expect(notFound.message.contains("no agent w9:p9 in herdr session default on this computer"))
+    }
+
+    /// A connection of `configuration` started: the failure it ends with (an issue recorded and
+    /// nil when it ends otherwise, or not at all).
+    static func failure(
+        of configuration: CompanionTerminalConnection.Configuration
+    ) -> CompanionTerminalConnection.Failure? {
+        let connection = CompanionTerminalConnection(configuration)
+        let events = Events()
+        connection.start { events.add($0) }
+        let end = events.wait { event -> CompanionTerminalConnection.Termination? in
             if case .finished(let termination) = event { return termination }
             return nil
         }
-        guard case .failed(let notFound) = refusal else {
-            Issue.record("not failed: \(String(describing: refusal))")
-            return
+        guard case .failed(let failure) = end else {
+            Issue.record("not failed: \(String(describing: end))")
+            return nil
         }
-        #expect(notFound.kind == .agentNotFound)
-        #expect(notFound.message.contains("no agent w9:p9 in herdr session default on this computer"))
+        return failure
     }
 
     /// A config directory with the computer saved as `studio`.
