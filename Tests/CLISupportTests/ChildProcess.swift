@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 import Testing
 
@@ -34,11 +35,8 @@ struct ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, reportWrite, reportDescriptor)
-        // Belt and braces: close anything else another test left inheritable (glibc ≥ 2.34).
-        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
-            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, reportDescriptor + 1)
-        }
+        // Belt and braces: close anything else another test left inheritable.
+        try #require(csystem_spawn_closefrom(&actions, reportDescriptor + 1) == 0)
 
         let arguments = [executable, "--testing-library", "swift-testing", "--filter", "childProcessEntryPoint"]
         var environment: [String] = []
@@ -59,17 +57,10 @@ struct ChildProcess {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        // Every signal back to its default and unblocked: other suites in this test process ignore
-        // SIGPIPE (a write to a child that died must not end the run), and an ignored signal is
-        // inherited across exec, so the child would survive the SIGPIPE it is meant to die of.
-        let spawnSetSID: Int16 = 0x80  // POSIX_SPAWN_SETSID (glibc ≥ 2.26); the macro does not import
-        posix_spawnattr_setflags(&attributes, spawnSetSID | Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var unblocked = sigset_t()
-        sigemptyset(&unblocked)
-        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        // A terminal's child, as herdr-host spawns one: every signal back to its default and
+        // unblocked too (other suites in this test process ignore SIGPIPE, and an ignored signal is
+        // inherited across exec, so the child would survive the SIGPIPE it is meant to die of).
+        try #require(csystem_spawn_terminal_attributes(&attributes) == 0)
         var pid: pid_t = 0
         let result = posix_spawn(&pid, executable, &actions, &attributes, &argv, &envp)
         try #require(result == 0, "posix_spawn failed: \(result)")
