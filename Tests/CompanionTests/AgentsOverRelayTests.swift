@@ -15,16 +15,37 @@ import Testing
 struct AgentsOverRelayTests {
     /// Events of a connection, waited for by what they say.
     final class Events: Sendable {
-        private let events = Mutex<[CompanionTerminalConnection.Event]>([])
+        private let events = Mutex<[DeviceConnection.Event]>([])
         private let arrived = DispatchSemaphore(value: 0)
 
-        func add(_ event: CompanionTerminalConnection.Event) {
+        func add(_ event: DeviceConnection.Event) {
             events.withLock { $0.append(event) }
             arrived.signal()
         }
 
+        /// Output written to the connection's sink.
+        final class Output: Sendable {
+            private let text = Mutex("")
+            private let arrived = DispatchSemaphore(value: 0)
+
+            func add(_ bytes: [UInt8]) {
+                text.withLock { $0 += String(decoding: bytes, as: UTF8.self) }
+                arrived.signal()
+            }
+
+            /// The output once it is `expected` or longer, waiting at most `timeout` seconds.
+            func wait(for expected: String, timeout: Double = 20) -> String {
+                let deadline = DispatchTime.now() + timeout
+                while true {
+                    let now = text.withLock { $0 }
+                    if now.utf8.count >= expected.utf8.count { return now }
+                    guard arrived.wait(timeout: deadline) == .success else { return now }
+                }
+            }
+        }
+
         /// The first event `matches` takes, waiting at most `timeout` seconds.
-        func wait<T>(timeout: Double = 20, _ matches: (CompanionTerminalConnection.Event) -> T?) -> T? {
+        func wait<T>(timeout: Double = 20, _ matches: (DeviceConnection.Event) -> T?) -> T? {
             let deadline = DispatchTime.now() + timeout
             var seen = 0
             while true {
@@ -61,11 +82,16 @@ struct AgentsOverRelayTests {
         let board = AgentsComputer.board(many)
         let computer = try AgentsComputer(relay: relay, answer: .board(board))
         defer { computer.stop() }
-        var configuration = CompanionTerminalConnection.Configuration(
+        var configuration = DeviceConnection.Configuration(
             roads: computer.roads(deviceKey: .generate()), attach: nil, cols: 80, rows: 24)
         configuration.watchAgents = true
         configuration.retryDelay = { _ in nil }
-        let connection = CompanionTerminalConnection(configuration)
+        let output = Events.Output()
+        configuration.outputSink = { bytes in
+            output.add(bytes)
+            return true
+        }
+        let connection = DeviceConnection(configuration)
         let events = Events()
         connection.start { events.add($0) }
         defer { connection.cancel() }
@@ -79,11 +105,7 @@ struct AgentsOverRelayTests {
 
         connection.open(.agent(AgentKey(session: "default", pane: "w1:p2")))
         #expect(events.wait { $0 == .started ? true : nil } == true)
-        let output = events.wait { event -> String? in
-            if case .output(let bytes) = event { return String(decoding: bytes, as: UTF8.self) }
-            return nil
-        }
-        #expect(output == "agent w1:p2\r\n")
+        #expect(output.wait(for: "agent w1:p2\r\n") == "agent w1:p2\r\n")
         #expect(computer.openedAgents == [AgentKey(session: "default", pane: "w1:p2")])
         #expect(computer.connections == 1, "the board and the agent's terminal share one connection")
     }
@@ -93,7 +115,7 @@ struct AgentsOverRelayTests {
         let relay = try LoopbackRelay()
         let computer = try AgentsComputer(relay: relay, answer: .changesFirst)
         defer { computer.stop() }
-        var configuration = CompanionTerminalConnection.Configuration(
+        var configuration = DeviceConnection.Configuration(
             roads: computer.roads(deviceKey: .generate()), attach: nil, cols: 80, rows: 24)
         configuration.watchAgents = true
         configuration.retryDelay = { _ in nil }
@@ -112,12 +134,12 @@ struct AgentsOverRelayTests {
     /// A connection of `configuration` started: the failure it ends with (an issue recorded and
     /// nil when it ends otherwise, or not at all).
     static func failure(
-        of configuration: CompanionTerminalConnection.Configuration
-    ) -> CompanionTerminalConnection.Failure? {
-        let connection = CompanionTerminalConnection(configuration)
+        of configuration: DeviceConnection.Configuration
+    ) -> DeviceConnection.Failure? {
+        let connection = DeviceConnection(configuration)
         let events = Events()
         connection.start { events.add($0) }
-        let end = events.wait { event -> CompanionTerminalConnection.Termination? in
+        let end = events.wait { event -> DeviceConnection.Termination? in
             if case .finished(let termination) = event { return termination }
             return nil
         }

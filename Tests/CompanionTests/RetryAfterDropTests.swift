@@ -9,42 +9,25 @@ import Testing
 /// The first retry after a drop goes at once when the road had been up a while; a dropped home
 /// road then leaves for the relay beside the home addresses, without their head start.
 @Suite struct RetryAfterDropTests {
-    static func roads(relay: Bool, choice: DeviceRoads.Choice = .any) throws -> DeviceRoads {
-        let computerKey = KeyPair.generate().publicKey
-        let secret = RelayJoinKey.makeRoomSecret()
-        let endpoint = try RelayEndpoint(parsing: "https://relay.test")
-        let pairing = DeviceRelayConnection.Pairing(
-            relay: endpoint, computerKey: computerKey, pairingID: "p1", roomSecret: secret, registered: false)
-        let key = KeyPair.generate()
-        let greeting = DeviceRoads.Greeting(
-            pairingID: "p1", computerKey: computerKey,
-            status: .init(name: "phone", roomSecret: secret, registered: false), staticKey: key)
-        return DeviceRoads(
-            greeting: greeting,
-            relay: relay ? DeviceRelayConnection(pairing: pairing, deviceName: "phone", staticKey: key) : nil,
-            home: [try HomeAddress(parsing: "[fd12::7]:4610")], choice: choice)
-    }
-
     static func home() throws -> CompanionRoad { .home(try HomeAddress(parsing: "[fd12::7]:4610")) }
     static let relay = CompanionRoad.relay(host: "relay.test")
 
     @Test func aDroppedHomeRoadGoesToTheRelayAtOnce() throws {
-        let retry = RetryAfterDrop.after(try Self.home(), upFor: 30, roads: try Self.roads(relay: true))
+        let retry = RetryAfterDrop.after(try Self.home(), upFor: 30, hasRelay: true, choice: .any)
         #expect(retry == RetryAfterDrop(atOnce: true, homeFirst: false))
     }
 
     @Test func aDroppedRelayIsRetriedAtOnceWithHomeFirst() throws {
-        let retry = RetryAfterDrop.after(Self.relay, upFor: 30, roads: try Self.roads(relay: true))
+        let retry = RetryAfterDrop.after(Self.relay, upFor: 30, hasRelay: true, choice: .any)
         #expect(retry == RetryAfterDrop(atOnce: true, homeFirst: true))
     }
 
     @Test func aRoadThatDropsAsSoonAsItIsUpBacksOff() throws {
-        let roads = try Self.roads(relay: true)
         let steady = RetryAfterDrop.steadyRoad
         for road in [try Self.home(), Self.relay] {
-            #expect(RetryAfterDrop.after(road, upFor: 0, roads: roads) == .backingOff)
-            #expect(RetryAfterDrop.after(road, upFor: steady - 0.001, roads: roads) == .backingOff)
-            #expect(RetryAfterDrop.after(road, upFor: steady, roads: roads).atOnce)
+            #expect(RetryAfterDrop.after(road, upFor: 0, hasRelay: true, choice: .any) == .backingOff)
+            #expect(RetryAfterDrop.after(road, upFor: steady - 0.001, hasRelay: true, choice: .any) == .backingOff)
+            #expect(RetryAfterDrop.after(road, upFor: steady, hasRelay: true, choice: .any).atOnce)
         }
         #expect(RetryAfterDrop.backingOff == RetryAfterDrop(atOnce: false, homeFirst: true))
     }
@@ -52,10 +35,10 @@ import Testing
     @Test func withoutARelayToTakeAHomeDropRetriesHomeFirst() throws {
         let home = try Self.home()
         #expect(
-            RetryAfterDrop.after(home, upFor: 30, roads: try Self.roads(relay: false))
+            RetryAfterDrop.after(home, upFor: 30, hasRelay: false, choice: .any)
                 == RetryAfterDrop(atOnce: true, homeFirst: true))
         #expect(
-            RetryAfterDrop.after(home, upFor: 30, roads: try Self.roads(relay: true, choice: .home))
+            RetryAfterDrop.after(home, upFor: 30, hasRelay: true, choice: .home)
                 == RetryAfterDrop(atOnce: true, homeFirst: true))
     }
 }

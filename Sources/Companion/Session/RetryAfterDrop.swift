@@ -24,9 +24,12 @@ public struct RetryAfterDrop: Equatable, Sendable {
     public static let steadyRoad = RelayBackoff.steadyConnection
 
     /// The retry after `dropped` went down, having been up `upFor` seconds.
-    public static func after(_ dropped: CompanionRoad, upFor: Double, roads: DeviceRoads) -> RetryAfterDrop {
+    /// `hasRelay`: the computer has a relay road; `choice`: the roads a connection may take.
+    public static func after(
+        _ dropped: CompanionRoad, upFor: Double, hasRelay: Bool, choice: DeviceRoads.Choice
+    ) -> RetryAfterDrop {
         guard upFor >= steadyRoad else { return .backingOff }
-        let leavesHome = dropped.isHome && roads.relay != nil && roads.choice == .any
+        let leavesHome = dropped.isHome && hasRelay && choice == .any
         return RetryAfterDrop(atOnce: true, homeFirst: !leavesHome)
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import HerdrAgents
 import RelayClient
 
-/// A computer's board on the Noise roads: a `CompanionTerminalConnection` that attaches nothing
+/// A computer's board on the Noise roads: a `DeviceConnection` that attaches nothing
 /// and watches agents (docs/companion.md, "Agents"). It reconnects as `connect` does; a
 /// connection that fails outright (the first try, or after giving up) is made again after
 /// `retryDelay`, unless what failed will not change by itself (the pairing gone, the relay
@@ -19,11 +19,10 @@ public final class CompanionBoardWatch: ComputerBoardWatch {
     public var onChange: (@MainActor (ComputerBoardState) -> Void)?
     private let store: HostStore
     private let options: BoardWatchOptions
-    private var connection: CompanionTerminalConnection?
+    private var connection: DeviceConnection?
     /// Counts connections, so events of an old one are ignored.
     private var generation = 0
     private var failures = 0
-    private var boardTimer: Task<Void, Never>?
     private var restart: Task<Void, Never>?
     private var stopped = false
     /// The road of the connection in use.
@@ -70,8 +69,6 @@ public final class CompanionBoardWatch: ComputerBoardWatch {
 
     private func halt() {
         generation += 1
-        boardTimer?.cancel()
-        boardTimer = nil
         restart?.cancel()
         restart = nil
         connection?.cancel()
@@ -86,7 +83,7 @@ public final class CompanionBoardWatch: ComputerBoardWatch {
     private func connect() {
         generation += 1
         let generation = generation
-        var configuration: CompanionTerminalConnection.Configuration
+        var configuration: DeviceConnection.Configuration
         do {
             configuration = try CompanionSetup.configuration(
                 for: profile, store: store, options: options.session, attach: nil, cols: 80, rows: 24)
@@ -94,6 +91,16 @@ public final class CompanionBoardWatch: ComputerBoardWatch {
             return set(.lost(ComputerProblem(.failed, error.description), retrying: false))
         }
         configuration.watchAgents = true
+        // A connection up without a board within `boardTimeout`: a herdr-host that does not know
+        // the family ignored the request.
+        let seconds = options.boardTimeout
+        configuration.boardWait = (
+            seconds,
+            .init(
+                .agentsUnavailable,
+                "the computer sent no agents board within \(Int(seconds)) s: its herdr-host is older than the agents family (update it)"
+            )
+        )
         // Reading once takes what the first connection gives; watching, a drop is reconnected as
         // `connect` does, and then again and again (a computer away all night comes back).
         if options.once {
@@ -102,21 +109,20 @@ public final class CompanionBoardWatch: ComputerBoardWatch {
         } else {
             configuration.retryDelay = { attempt in min(0.5 * Double(1 << min(attempt - 1, 5)), 15) }
         }
-        let connection = CompanionTerminalConnection(configuration)
+        let connection = DeviceConnection(configuration)
         self.connection = connection
         connection.start(
             onEvent: MainQueueEvents.handler { [weak self] event in
                 guard let self, generation == self.generation else { return }
-                self.handle(event, generation: generation)
+                self.handle(event)
             })
     }
 
-    private func handle(_ event: CompanionTerminalConnection.Event, generation: Int) {
+    private func handle(_ event: DeviceConnection.Event) {
         switch event {
         case .connected(let road):
             self.road = road
             CompanionSetup.noteRoadWorked(road, of: profile, in: store)
-            waitForBoard(generation: generation)
         case .moved(let road, _):
             self.road = road
             CompanionSetup.noteRoadWorked(road, of: profile, in: store)
@@ -125,40 +131,15 @@ public final class CompanionBoardWatch: ComputerBoardWatch {
         case .registered:
             CompanionSetup.markRegistered(profile, in: store)
         case .agents(let board):
-            boardTimer?.cancel()
-            boardTimer = nil
             failures = 0
             set(.live(board, road: Self.roadWord(road)))
         case .reconnecting(_, let reason):
-            boardTimer?.cancel()
-            boardTimer = nil
             set(.lost(ComputerProblem(.unreachable, "the link dropped (\(reason)); reconnecting"), retrying: true))
         case .finished(.failed(let failure)):
             connection = nil
-            boardTimer?.cancel()
-            boardTimer = nil
             failed(Self.problem(failure))
-        case .finished, .started, .output, .resumed, .attachedAfresh:
+        case .finished, .started, .resumed, .attachedAfresh:
             break
-        }
-    }
-
-    /// A connection up without a board within `boardTimeout`: a herdr-host that does not know the
-    /// family ignored the request.
-    private func waitForBoard(generation: Int) {
-        guard boardTimer == nil else { return }
-        let seconds = options.boardTimeout
-        boardTimer = Task { [weak self] in
-            guard (try? await Task.sleep(for: .seconds(seconds))) != nil, let self, generation == self.generation
-            else { return }
-            self.boardTimer = nil
-            self.halt()
-            self.set(
-                .lost(
-                    ComputerProblem(
-                        .olderHerdrHost,
-                        "the computer sent no agents board within \(Int(seconds)) s: its herdr-host is older than the agents family (update it)"
-                    ), retrying: false))
         }
     }
 
@@ -174,14 +155,16 @@ public final class CompanionBoardWatch: ComputerBoardWatch {
         }
     }
 
-    static func problem(_ failure: CompanionTerminalConnection.Failure) -> ComputerProblem {
+    static func problem(_ failure: DeviceConnection.Failure) -> ComputerProblem {
         let kind: ComputerProblem.Kind =
             switch failure.kind {
             case .pairingGone: .pairingGone
             case .unreachable, .connectionLost: .unreachable
             case .relayRefused: .relayRefused
             case .protocolViolation: .protocolViolation
-            case .sessionRefused, .agentNotFound, .agentsUnavailable, .local: .failed
+            // Only the board's wait ends a watch that attaches nothing this way.
+            case .agentsUnavailable: .olderHerdrHost
+            case .sessionRefused, .agentNotFound, .local: .failed
             }
         return ComputerProblem(kind, failure.message)
     }

@@ -14,8 +14,8 @@ enum CompanionSetup {
     /// road; `attach` what it attaches.
     static func configuration(
         for profile: HostProfile, store: HostStore, options: TerminalSessionOptions,
-        attach: CompanionTerminalConnection.Attach?, cols: Int, rows: Int
-    ) throws(TerminalSessionError) -> CompanionTerminalConnection.Configuration {
+        attach: DeviceConnection.Attach?, cols: Int, rows: Int
+    ) throws(TerminalSessionError) -> DeviceConnection.Configuration {
         guard let road = profile.relay else { throw TerminalSessionError("\(profile.name) is not a companion host") }
         var endpoint: RelayEndpoint?
         if let relay = road.relay {
@@ -63,7 +63,7 @@ enum CompanionSetup {
             status: .init(name: name, roomSecret: secret, registered: road.registered), staticKey: key)
         greeting.timeout = options.connectTimeout.seconds
         let roads = DeviceRoads(greeting: greeting, relay: relay, home: road.home, choice: options.road)
-        return CompanionTerminalConnection.Configuration(roads: roads, attach: attach, cols: cols, rows: rows)
+        return DeviceConnection.Configuration(roads: roads, attach: attach, cols: cols, rows: rows)
     }
 
     /// A session got through over `road` now: kept for `herdr-remote hosts`.

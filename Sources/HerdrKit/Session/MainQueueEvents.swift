@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 
 /// Hands a connection's events to the MainActor through the main queue, in order.
 ///
@@ -10,6 +11,16 @@ enum MainQueueEvents {
     static func handler<Event: Sendable>(_ handle: @escaping @MainActor (Event) -> Void) -> @Sendable (Event) -> Void {
         { event in
             DispatchQueue.main.async { MainActor.assumeIsolated { handle(event) } }
+        }
+    }
+
+    /// Runs `body` on the MainActor and returns once it ran: from the main thread at once, from
+    /// another by way of the main queue.
+    static func runAndWait(_ body: @escaping @MainActor () -> Void) {
+        if Thread.isMainThread {
+            MainActor.assumeIsolated { body() }
+        } else {
+            DispatchQueue.main.sync { MainActor.assumeIsolated { body() } }
         }
     }
 }

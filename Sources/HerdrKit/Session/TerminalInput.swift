@@ -9,7 +9,7 @@ protocol TerminalInputTarget: AnyObject, Sendable {
 }
 
 extension SSHConnection: TerminalInputTarget {}
-extension CompanionTerminalConnection: TerminalInputTarget {}
+extension DeviceConnection: TerminalInputTarget {}
 
 /// Writes to a session's remote stdin from any thread, without a hop through the MainActor.
 ///

@@ -5,10 +5,11 @@ import NetworkPath
 import Observation
 import SSHClient
 
-/// A live terminal on a host, on either road: SSH with the device key, a PTY and the herdr attach
-/// command; or, for a host paired through a relay (`profile.relay`), the end-to-end channel to
-/// herdr-host, which runs the attach command in a PTY there and resumes the session without loss
-/// when the link comes back (`TerminalSession+Relay.swift`). Both share the states, `onOutput`,
+/// A live terminal on a host, on any road: the SSH road with the device key, a PTY and the herdr
+/// attach command; or, for a host paired with herdr-host (`profile.relay`), the end-to-end channel
+/// over the Noise roads (home network, relay) to herdr-host, which runs the attach command in a
+/// PTY there and resumes the session without loss when the link comes back
+/// (`TerminalSession+NoiseRoads.swift`). Both share the states, `onOutput`,
 /// `send`, `resize`, `disconnect` and the end-state rules.
 ///
 /// SSH trust is two-phase. With no pin for `hostname:port`, the first connection stops right after
@@ -47,20 +48,18 @@ public final class TerminalSession {
     @ObservationIgnored private var connection: SSHConnection? {
         didSet { if connection == nil { input.attach(nil) } }
     }
-    /// The relay road's connection, while there is one.
-    @ObservationIgnored var relayConnection: CompanionTerminalConnection? {
-        didSet { if relayConnection == nil { input.attach(nil) } }
+    /// The Noise roads' connection (home network, relay), while there is one.
+    @ObservationIgnored var noiseConnection: DeviceConnection? {
+        didSet { if noiseConnection == nil { input.attach(nil) } }
     }
     @ObservationIgnored private var pendingStart: StartSignal<AttemptStart>?
-    /// The relay road's "has it started?" (true) or ended (false), while `connect` waits.
-    @ObservationIgnored var pendingRelayStart: StartSignal<Bool>?
+    /// The Noise roads' "has it started?" (true) or ended (false), while `connect` waits.
+    @ObservationIgnored var pendingNoiseStart: StartSignal<Bool>?
     @ObservationIgnored var size = (cols: 80, rows: 24)
     /// The last output, for failure messages; shared with the connection thread in direct mode.
     @ObservationIgnored let tail = SharedOutputTail()
     @ObservationIgnored var connectedAt: ContinuousClock.Instant?
     @ObservationIgnored private var deviceKey: DeviceKeyPair?
-    /// Noise roads, with `options.agent`: the wait for the computer's first board.
-    @ObservationIgnored var agentBoardTimer: Task<Void, Never>?
 
     public convenience init(
         profile: HostProfile, store: HostStore, confirmHostKey: @escaping @MainActor (HostKeyChallenge) async -> Bool
@@ -116,7 +115,7 @@ public final class TerminalSession {
             fail(.invalidSessionName, "Invalid herdr session name: \(HerdrCommand.posixQuoted(name))")
             return
         }
-        if profile.relay != nil { return await connectThroughRelay(generation: generation) }
+        if profile.relay != nil { return await connectOverNoiseRoads(generation: generation) }
         do {
             deviceKey = try DeviceKey.load(in: store.directory)
         } catch {
@@ -139,21 +138,21 @@ public final class TerminalSession {
     public func send(_ bytes: [UInt8]) {
         guard state == .connected else { return }
         connection?.send(bytes)
-        relayConnection?.send(bytes)
+        noiseConnection?.send(bytes)
     }
 
     /// Closes the remote command's stdin (after queued input), as `ssh` does when its stdin ends.
     public func sendEOF() {
         guard state == .connected else { return }
         connection?.sendEOF()
-        relayConnection?.sendEOF()
+        noiseConnection?.sendEOF()
     }
 
     /// Sends an SSH window-change; the size is also used for the next (re)connect.
     public func resize(cols: Int, rows: Int) {
         size = (max(cols, 1), max(rows, 1))
         connection?.resize(cols: size.cols, rows: size.rows)
-        relayConnection?.resize(cols: size.cols, rows: size.rows)
+        noiseConnection?.resize(cols: size.cols, rows: size.rows)
     }
 
     /// Ends the session: `.closed`, whatever it was doing (even waiting on a host-key prompt).
@@ -162,14 +161,12 @@ public final class TerminalSession {
         input.attach(nil)
         connection?.cancel()
         connection = nil
-        relayConnection?.cancel()
-        relayConnection = nil
+        noiseConnection?.cancel()
+        noiseConnection = nil
         pendingStart?.resume(.ended(.cancelled))
         pendingStart = nil
-        pendingRelayStart?.resume(false)
-        pendingRelayStart = nil
-        agentBoardTimer?.cancel()
-        agentBoardTimer = nil
+        pendingNoiseStart?.resume(false)
+        pendingNoiseStart = nil
         failureKind = nil
         state = .closed
     }

@@ -8,50 +8,47 @@ import SSHClient
 
 /// The Noise roads (home network, relay): the session through herdr-host over the end-to-end channel.
 extension TerminalSession {
-    /// Connects through the relay and returns once the session runs, or has failed or closed.
-    func connectThroughRelay(generation: Int) async {
-        let configuration: CompanionTerminalConnection.Configuration
+    /// Connects over the Noise roads and returns once the session runs, or has failed or closed.
+    func connectOverNoiseRoads(generation: Int) async {
+        let configuration: DeviceConnection.Configuration
         do {
-            configuration = try relayConfiguration()
+            configuration = try noiseConfiguration(generation: generation)
         } catch {
             fail(.local, error.description)
             return
         }
-        let connection = CompanionTerminalConnection(configuration)
-        relayConnection = connection
+        let connection = DeviceConnection(configuration)
+        noiseConnection = connection
         state = .connecting
         let signal = StartSignal<Bool>()
-        pendingRelayStart = signal
+        pendingNoiseStart = signal
         connection.start(
             onEvent: MainQueueEvents.handler { [weak self] event in
                 guard let self else { return connection.cancel() }
                 guard generation == self.generation else { return }
-                self.relayEvent(event, connection, signal: signal, generation: generation)
+                self.noiseEvent(event, connection, signal: signal)
             })
         _ = await signal.value
-        if pendingRelayStart === signal { pendingRelayStart = nil }
+        if pendingNoiseStart === signal { pendingNoiseStart = nil }
     }
 
-    private func relayEvent(
-        _ event: CompanionTerminalConnection.Event, _ connection: CompanionTerminalConnection,
-        signal: StartSignal<Bool>, generation: Int
+    private func noiseEvent(
+        _ event: DeviceConnection.Event, _ connection: DeviceConnection,
+        signal: StartSignal<Bool>
     ) {
         switch event {
         case .connected(let road):
             self.road = road
             noteRoadWorked(road)
-            if options.agent != nil, resolvedAgent == nil { waitForAgentBoard(connection, generation: generation) }
         case .agents(let board):
             options.onAgents?(board, CompanionBoardWatch.roadWord(road))
             guard options.agent != nil, resolvedAgent == nil else { break }
-            agentBoardTimer?.cancel()
-            agentBoardTimer = nil
             switch resolveAgent(on: board) {
             case .success(let agent):
                 connection.open(.agent(agent.key))
                 if options.onAgents == nil { connection.watchAgents(false) }
             case .failure(let failure):
-                let kind: CompanionTerminalConnection.Failure.Kind =
+                let kind: DeviceConnection.Failure.Kind =
                     failure.kind == .agentsUnavailable ? .agentsUnavailable : .agentNotFound
                 connection.end(.init(kind, failure.message))
             }
@@ -78,10 +75,6 @@ extension TerminalSession {
             state = .connected
             input.attach(connection)
             signal.resume(true)
-        case .output(let bytes):
-            tail.append(bytes)
-            onOutput?(bytes)
-            connection.acknowledgeOutput(bytes.count)
         case .reconnecting(let attempt, let reason):
             state = .reconnecting(attempt: attempt, reason: reason)
         case .resumed:
@@ -92,16 +85,14 @@ extension TerminalSession {
         case .registered:
             markRegistered()
         case .finished(let termination):
-            relayConnection = nil
-            agentBoardTimer?.cancel()
-            agentBoardTimer = nil
+            noiseConnection = nil
             let started = signal.resumed
             signal.resume(false)
-            relayFinished(termination, started: started, generation: generation)
+            noiseFinished(termination, started: started)
         }
     }
 
-    private func relayFinished(_ termination: CompanionTerminalConnection.Termination, started: Bool, generation: Int) {
+    private func noiseFinished(_ termination: DeviceConnection.Termination, started: Bool) {
         switch termination {
         case .cancelled:
             state = .closed
@@ -133,39 +124,42 @@ extension TerminalSession {
         }
     }
 
-    /// A connection that is up waits `options.agentBoardTimeout` for the board that names the
-    /// agent; a herdr-host older than the agents family never sends one.
-    private func waitForAgentBoard(_ connection: CompanionTerminalConnection, generation: Int) {
-        guard agentBoardTimer == nil else { return }
-        let limit = options.agentBoardTimeout
-        let name = profile.name
-        agentBoardTimer = Task { [weak self] in
-            guard (try? await Task.sleep(for: limit)) != nil, let self, generation == self.generation,
-                self.resolvedAgent == nil
-            else { return }
-            connection.end(
-                .init(
-                    .agentsUnavailable,
-                    "\(name) sent no agents board within \(Int(limit.seconds)) s: its herdr-host is older than the agents family (update it to open an agent)"
-                ))
-        }
-    }
-
     /// What the connection needs: the pairing (`CompanionSetup`), the session options; with
-    /// `options.agent`, it watches agents and attaches nothing until the board named the agent.
-    private func relayConfiguration() throws(TerminalSessionError) -> CompanionTerminalConnection.Configuration {
-        var attach: CompanionTerminalConnection.Attach? = .session(profile.herdrSession)
+    /// `options.agent`, it watches agents and attaches nothing until the board named the agent,
+    /// waiting `options.agentBoardTimeout` for it (a herdr-host older than the agents family
+    /// never sends one).
+    private func noiseConfiguration(generation: Int) throws(TerminalSessionError) -> DeviceConnection.Configuration {
+        var attach: DeviceConnection.Attach? = .session(profile.herdrSession)
         if options.agent != nil { attach = resolvedAgent.map { .agent($0.key) } }
         var configuration = try CompanionSetup.configuration(
             for: profile, store: store, options: options, attach: attach, cols: size.cols, rows: size.rows)
         configuration.watchAgents = options.agent != nil && (resolvedAgent == nil || options.onAgents != nil)
+        let wait = options.agentBoardTimeout.seconds
+        configuration.boardWait = (
+            wait,
+            .init(
+                .agentsUnavailable,
+                "\(profile.name) sent no agents board within \(Int(wait)) s: its herdr-host is older than the agents family (update it to open an agent)"
+            )
+        )
         let policy = options.reconnect
         configuration.retryDelay = { attempt in policy.delay(beforeAttempt: attempt)?.seconds }
+        let tail = tail
         if let direct = options.directOutput {
-            let tail = tail
             configuration.outputSink = { bytes in
                 tail.append(bytes)
                 return direct(bytes)
+            }
+        } else {
+            // Shown on the MainActor before the next frame is read, as the SSH road's output is:
+            // a slow consumer holds the computer in its window.
+            configuration.outputSink = { [weak self] bytes in
+                tail.append(bytes)
+                MainQueueEvents.runAndWait {
+                    guard let self, generation == self.generation else { return }
+                    self.onOutput?(bytes)
+                }
+                return true
             }
         }
         return configuration

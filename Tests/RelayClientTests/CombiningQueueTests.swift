@@ -1,9 +1,8 @@
 import Dispatch
 import Foundation
+import RelayClient
 import Synchronization
 import Testing
-
-@testable import HerdrHostAgent
 
 @Suite("CombiningQueue: handled by whichever thread pushes, one batch at a time, in order")
 struct CombiningQueueTests {

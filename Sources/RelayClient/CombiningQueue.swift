@@ -9,7 +9,7 @@ import Foundation
 ///
 /// The pending elements are a plain array under a lock of their own: this sits on every
 /// keystroke's path, twice.
-final class CombiningQueue<Element: Sendable>: @unchecked Sendable {
+public final class CombiningQueue<Element: Sendable>: @unchecked Sendable {
     private let pendingLock = NSLock()
     private var pending: [Element] = []
     private let lock = NSLock()
@@ -18,22 +18,33 @@ final class CombiningQueue<Element: Sendable>: @unchecked Sendable {
     private var batch: [Element] = []
     /// Called with the lock held.
     private let handle: ([Element]) -> Void
+    /// Called by the thread that handled, once it let go of the lock.
+    private let afterward: (() -> Void)?
 
-    init(handle: @escaping ([Element]) -> Void) {
+    /// `handle` runs with the lock held, on whichever thread pushed; `afterward` on that thread
+    /// once it let go (for work that must not hold the lock: a write that may block).
+    public init(handle: @escaping ([Element]) -> Void, afterward: (() -> Void)? = nil) {
         self.handle = handle
+        self.afterward = afterward
     }
 
     /// Queues `element` and handles everything queued, unless another thread is at it.
-    func push(_ element: Element) {
+    public func push(_ element: Element) {
+        enqueue(element)
+        drain()
+    }
+
+    /// Queues `element` without handling it: for a handler that queues work of another queue
+    /// while it holds its own lock, and leaves the `drain` to its caller once that lock is free.
+    public func enqueue(_ element: Element) {
         pendingLock.lock()
         pending.append(element)
         pendingLock.unlock()
-        drain()
     }
 
     /// Runs `body` with the lock held (the owner's own work: timers, shutdown), then handles
     /// whatever was pushed meanwhile.
-    func withLock<Result>(_ body: () -> Result) -> Result {
+    public func withLock<Result>(_ body: () -> Result) -> Result {
         lock.lock()
         let result = body()
         lock.unlock()
@@ -47,17 +58,21 @@ final class CombiningQueue<Element: Sendable>: @unchecked Sendable {
         return !pending.isEmpty
     }
 
-    private func drain() {
+    /// Handles everything queued, unless another thread is at it.
+    public func drain() {
         // Re-checked after unlocking: an element pushed while this thread held the lock found it
         // taken and left the element to this thread.
+        var handled = false
         while hasPending {
-            guard lock.try() else { return }
+            guard lock.try() else { break }
             pendingLock.lock()
             swap(&pending, &batch)
             pendingLock.unlock()
             if !batch.isEmpty { handle(batch) }
             batch.removeAll(keepingCapacity: true)
             lock.unlock()
+            handled = true
         }
+        if handled { afterward?() }
     }
 }
