@@ -272,4 +272,15 @@ import Testing
         #expect(!table.watchesAgents)
         #expect(table.agentFeedChannels.isEmpty)
     }
+
+    @Test func aRoomsStateReadsAsTheStatusFileAlwaysSaid() {
+        #expect(RoomState.connecting.description == "connecting")
+        #expect(RoomState.parked.description == "parked")
+        #expect(RoomState.connected.description == "connected")
+        #expect(RoomState.reconnecting.description == "reconnecting")
+        #expect(
+            RoomState.waiting(reason: "relay closed", retryIn: 3).description == "waiting (relay closed); retry in 3 s")
+        #expect(RoomState.displaced.description == "stopped: another herdr-host took the room")
+        #expect(RoomState.refused("bad proof").description == "stopped: the relay refused to park (bad proof)")
+    }
 }
