@@ -6,6 +6,7 @@ import HomeRoad
 import Noise
 import PeerGateListener
 import RelayClient
+import Synchronization
 
 /// Where `herdr-host pair` talks to the person: it shows codes, asks for the typed one, and says
 /// what happened. Its answers come back as `ComputerPairingRunner.Input.line`.
@@ -36,7 +37,7 @@ extension PairingConsole {
 /// door listens (`doorAddresses`).
 public final class ComputerPairingRunner: Sendable {
     public enum Input: Sendable {
-        case room(tag: Int, RoomPump.Event)
+        case room(tag: Int, RelayLink.RoomEvent)
         /// A home connection came through the pairing's own door (a code without a relay).
         case homeOpened(Int, HomeConnection)
         case home(Int, RelayConnectionEvent)
@@ -80,7 +81,7 @@ public final class ComputerPairingRunner: Sendable {
     /// The state of one run, owned by the loop.
     private final class Loop {
         var machine: ComputerPairing
-        var pump: RoomPump?
+        var link: RelayLink?
         var tag = 0
         var channel: FramedChannel?
         /// The home connection the channel runs on, if it is one.
@@ -124,7 +125,7 @@ public final class ComputerPairingRunner: Sendable {
             }
             actions = handle(input, loop)
         }
-        loop.pump?.stop()
+        loop.link?.stop()
         if let id = loop.storedID {
             _ = try? registry.update(id) { $0.finishingProcess = nil }
         }
@@ -137,7 +138,7 @@ public final class ComputerPairingRunner: Sendable {
             throw HomeDoorConfiguration.Invalid("the home door is off (herdr-host config home-listen)")
         }
         let inputs = self.inputs
-        let counter = HostAgent.ChannelCounter()
+        let counter = ConnectionCounter()
         let listener = try door.openListener(port: 0) { connection in
             let id = counter.next()
             inputs.push(.homeOpened(id, connection))
@@ -275,7 +276,7 @@ public final class ComputerPairingRunner: Sendable {
             let action = pending.removeFirst()
             switch action {
             case .showCode(let code):
-                loop.pump?.stop()
+                loop.link?.stop()
                 loop.channel?.connection.close()
                 loop.channel = nil
                 loop.homeID = nil
@@ -289,8 +290,9 @@ public final class ComputerPairingRunner: Sendable {
                 }
                 let link = RelayLink(
                     endpoint: relay, room: code.room, role: .mac, credential: .none, options: linkOptions)
-                let inputs = self.inputs
-                loop.pump = RoomPump(link: link, tag: loop.tag) { tag, event in inputs.push(.room(tag: tag, event)) }
+                let (inputs, tag) = (self.inputs, loop.tag)
+                loop.link = link
+                link.deliver { event in inputs.push(.room(tag: tag, event)) }
             case .ask(let left): console.ask(attemptsLeft: left)
             case .voidQuestion(let text): console.voidQuestion(text)
             case .say(let text): console.say(text)
@@ -339,4 +341,10 @@ public final class ComputerPairingRunner: Sendable {
         try registry.save(record, roomSecret: device.roomSecret)
         loop.storedID = id
     }
+}
+
+/// Ids for the pairing door's connections, taken on its accept thread.
+private final class ConnectionCounter: Sendable {
+    private let value = Atomic<Int>(0)
+    func next() -> Int { value.add(1, ordering: .relaxed).newValue }
 }

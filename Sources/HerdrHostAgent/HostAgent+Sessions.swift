@@ -18,7 +18,7 @@ extension HostAgent {
         var timeout = 0.5
         if let deadline = loop.sessions.nextDeadline(now: now) { timeout = min(timeout, max(0, deadline - now)) }
         if let deadline = agentsDeadline(loop, now: now) { timeout = min(timeout, max(0, deadline - now)) }
-        let blocked = loop.routes.values.contains { queuedBytes(on: $0, loop) >= Self.sendQueueLimit }
+        let blocked = loop.channels.routes.values.contains { queuedBytes(on: $0, loop) >= Self.sendQueueLimit }
         if blocked { timeout = min(timeout, 0.002) }
         return timeout
     }
@@ -32,10 +32,10 @@ extension HostAgent {
         // which takes every frame the budget has, must not starve it.
         releaseHeldMessages(loop)
         serveAgents(loop, now: now)
-        for (device, channel) in loop.routes where queuedBytes(on: channel, loop) < Self.sendQueueLimit {
+        for (device, channel) in loop.channels.routes where queuedBytes(on: channel, loop) < Self.sendQueueLimit {
             for message in loop.sessions.messages(for: device, now: now) {
                 send(message.bytes, on: channel, loop)
-                guard loop.routes[device] == channel else { break }  // the send failed: dropped
+                guard loop.channels.route(of: device) == channel else { break }  // the send failed: dropped
             }
         }
     }
@@ -54,7 +54,7 @@ extension HostAgent {
         for action in actions {
             switch action {
             case .spawn(let id, let device, let target, let cols, let rows):
-                loop.sessionsSpawned += 1
+                loop.ptys.started += 1
                 let failure = spawn(id, device: device, target: target, cols: cols, rows: rows, loop)
                 perform(loop.sessions.spawned(id, failure: failure), loop)
             case .write(let id, let bytes):
@@ -71,10 +71,10 @@ extension HostAgent {
             case .hangUp(let id):
                 loop.ptys[id]?.hangUp()
             case .tellInputReceived(let device, let stream, let bytes):
-                guard let channel = loop.routes[device] else { continue }
+                guard let channel = loop.channels.route(of: device) else { continue }
                 send(CompanionMessage.inputReceived(stream: stream, bytes: bytes).bytes, on: channel, loop)
             case .dropConnection(let device, let reason):
-                guard let channel = loop.routes[device] else { continue }
+                guard let channel = loop.channels.route(of: device) else { continue }
                 drop(channel, why: "it broke the session protocol: \(reason)", loop)
             case .log(let device, let message):
                 log("\(deviceName(device, loop)): \(message)")

@@ -71,6 +71,20 @@ public final class RelayLink: Sendable {
         }
     }
 
+    /// What `deliver(to:)` hands over: the link's events (but `connecting`) with each admitted
+    /// connection's own frames and end between them, in order.
+    public enum RoomEvent: Sendable {
+        /// A connection was admitted (the phone's carries its registration token).
+        case admitted(RelayConnection)
+        /// A frame from the peer on the current connection.
+        case frame([UInt8])
+        /// The current connection ended; the link reconnects unless it stops.
+        case connectionEnded(RelayConnectionEnd)
+        case waiting(retryIn: Double, reason: String)
+        /// The link gave up for good; the last event.
+        case stopped(StopReason)
+    }
+
     public struct Options: Sendable {
         public var connection = RelayConnection.Options()
         public var backoff = RelayBackoff()
@@ -80,6 +94,13 @@ public final class RelayLink: Sendable {
         /// at once.
         public var steadyConnection = RelayBackoff.steadyConnection
         public init() {}
+    }
+
+    /// Where the events go once `deliver(to:)` was called.
+    private struct Delivery {
+        var handler: (@Sendable (RoomEvent) -> Void)?
+        /// Signalled once the last admitted connection's end was handed over.
+        var connectionEnd: DispatchSemaphore?
     }
 
     private struct Control {
@@ -95,6 +116,7 @@ public final class RelayLink: Sendable {
     private let control: Mutex<Control>
     private let wakeup = Condition()
     private let queue = EventQueue<Event>()
+    private let delivery = Mutex(Delivery())
     private let done = Condition()
     private let finished = Mutex(false)
 
@@ -128,6 +150,44 @@ public final class RelayLink: Sendable {
     public var events: AsyncStream<Event> {
         let queue = self.queue
         return AsyncStream(unfolding: { await queue.next() })
+    }
+
+    /// Hands every event from now on (and those already waiting, first) to `handler`, each
+    /// admitted connection's frames and end with them: the link's on its thread, a connection's
+    /// on the connection's thread, with no thread of the owner's in between. A connection's end is
+    /// handed over before anything the link says after it. Set it once; `nextEvent` and `events`
+    /// then get nothing.
+    public func deliver(to handler: @escaping @Sendable (RoomEvent) -> Void) {
+        delivery.withLock { delivery in
+            while let waiting = queue.next(timeout: 0) { Self.hand(waiting, to: handler, &delivery) }
+            delivery.handler = handler
+        }
+    }
+
+    /// `event` to `handler` (under `delivery`'s lock, so events go one at a time and in order).
+    private static func hand(
+        _ event: Event, to handler: @escaping @Sendable (RoomEvent) -> Void, _ delivery: inout Delivery
+    ) {
+        // The link speaks again only after the connection ended; its end, on the connection's
+        // thread, goes first.
+        delivery.connectionEnd.take()?.wait()
+        switch event {
+        case .connecting: break
+        case .admitted(let connection):
+            handler(.admitted(connection))
+            let ended = DispatchSemaphore(value: 0)
+            delivery.connectionEnd = ended
+            connection.deliver { event in
+                switch event {
+                case .message(let bytes): handler(.frame(bytes))
+                case .ended(let end):
+                    handler(.connectionEnded(end))
+                    ended.signal()
+                }
+            }
+        case .waiting(let delay, let reason): handler(.waiting(retryIn: delay, reason: reason))
+        case .stopped(let reason): handler(.stopped(reason))
+        }
     }
 
     /// Stops for good: closes the open connection (close 1000) or abandons the attempt. Returns at
@@ -167,11 +227,16 @@ public final class RelayLink: Sendable {
 
     fileprivate func publish(_ event: Event) {
         control.withLock { $0.state = event.state }
-        queue.push(event)
+        delivery.withLock { delivery in
+            guard let handler = delivery.handler else { return queue.push(event) }
+            Self.hand(event, to: handler, &delivery)
+        }
     }
 
     fileprivate func finish(_ reason: StopReason) {
         publish(.stopped(reason))
+        // Nothing follows `stopped`: the handler, and whatever it holds, is let go.
+        delivery.withLock { $0.handler = nil }
         queue.finish()
         done.withLock {
             finished.withLock { $0 = true }

@@ -154,6 +154,59 @@ struct RelayLinkTests {
         #expect(phone.registrationToken?.count == 24)
     }
 
+    /// A handler gets the link's events and each connection's frames straight from their own
+    /// threads, in order: a connection's end before whatever the link says after it.
+    @Test("deliver(to:) hands over the link's events and its connections' frames, each end before what follows")
+    func deliversToAHandler() throws {
+        let relay = try TestRelay()
+        let room = randomRoom()
+        var options = Self.fastOptions()
+        options.steadyConnection = 0  // a drop is retried at once: the next admission follows the end closely
+        let mac = RelayLink(endpoint: relay.endpoint, room: room, role: .mac, credential: .none, options: options)
+        let events = EventQueue<RelayLink.RoomEvent>()
+        mac.deliver { events.push($0) }
+        let phoneLink = RelayLink(
+            endpoint: relay.endpoint, room: room, role: .phone, credential: .none, options: Self.fastOptions())
+        defer {
+            mac.stop()
+            phoneLink.stop()
+            #expect(mac.waitUntilStopped(timeout: 5))
+            #expect(phoneLink.waitUntilStopped(timeout: 5))
+        }
+        guard case .admitted(let first)? = events.next(timeout: 10) else {
+            Issue.record("the first event is the admission")
+            return
+        }
+        let phone = try Self.nextAdmitted(phoneLink)
+        try phone.send([1])
+        try phone.send([2])
+        for expected: [UInt8] in [[1], [2]] {
+            guard case .frame(let frame)? = events.next(timeout: 5) else {
+                Issue.record("the phone's frames follow the admission")
+                return
+            }
+            #expect(frame == expected)
+        }
+        #expect(mac.nextEvent(timeout: 0) == nil, "the queue gets nothing once a handler takes the events")
+
+        first.close()  // the socket dies under the link
+        guard case .connectionEnded(.closedLocally)? = events.next(timeout: 5) else {
+            Issue.record("the connection's end comes first")
+            return
+        }
+        guard case .admitted? = events.next(timeout: 10) else {
+            Issue.record("then the link's next admission")
+            return
+        }
+        mac.stop()
+        guard case .connectionEnded? = events.next(timeout: 5), case .stopped(.stopped)? = events.next(timeout: 5)
+        else {
+            Issue.record("a stop ends the connection, then the link")
+            return
+        }
+        #expect(events.next(timeout: 0.2) == nil, "stopped is the last event")
+    }
+
     @Test("stop() ends a link that is waiting to retry, promptly")
     func stopWhileWaiting() throws {
         let port = try LoopbackSocket.closedPort()

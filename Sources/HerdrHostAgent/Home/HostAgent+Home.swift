@@ -12,25 +12,6 @@ import RelayClient
 /// paired device's static key. The handshake's first message names no device: the agent tries
 /// each paired device's prologue (its pairing id) until one authenticates the message.
 extension HostAgent {
-    /// One connection through the home door.
-    final class HomeLink {
-        let id: Int
-        let connection: HomeConnection
-        let openedAt: Double
-        var channel: FramedChannel?
-        /// The paired device whose prologue the handshake's first message matched.
-        var device: PairedDevice?
-        var connected = false
-        /// The agent ended it and logged why: its `ended` event says nothing more.
-        var endLogged = false
-
-        init(id: Int, connection: HomeConnection, openedAt: Double) {
-            self.id = id
-            self.connection = connection
-            self.openedAt = openedAt
-        }
-    }
-
     /// The door's own state in the loop.
     struct HomeDoorState {
         var configuration: HomeDoorConfiguration
@@ -54,11 +35,8 @@ extension HostAgent {
         var door = HomeDoorState(configuration: configuration)
         guard let work = loop.work else { return }
         do {
-            let counter = loop.homeIDs
             let listener = try configuration.openListener(port: configuration.port) { connection in
-                let id = counter.next()
-                work.push(.homeOpened(id, connection))
-                connection.deliver { event in work.push(.home(id, event)) }
+                work.push(.homeOpened(connection))
             }
             door.listener = listener
             door.addresses = configuration.advertised(port: listener.port, interfaces: InterfaceAddresses.current())
@@ -76,7 +54,7 @@ extension HostAgent {
 
     func closeHomeDoor(_ loop: Loop) {
         loop.home?.listener?.close()
-        for link in loop.homeLinks.values { link.connection.close() }
+        for channel in loop.channels.records.values where channel.road == .home { channel.link.connection.close() }
     }
 
     /// Once a second: refusals counted by the accept thread reach the status file, handshakes that
@@ -95,33 +73,37 @@ extension HostAgent {
             log("home door: devices are now told \(addresses.isEmpty ? "no address" : HomeAddress.listText(addresses))")
         }
         loop.home = door
-        let now = MonotonicClock.now
-        for link in loop.homeLinks.values where !link.connected && now - link.openedAt > Self.homeHandshakeTimeout {
-            link.connection.close()
+        for channel in loop.channels.overdueHandshakes(now: MonotonicClock.now) {
+            drop(channel, why: "its handshake took too long", loop)
         }
     }
 
-    func homeEvent(_ input: Input, _ loop: Loop) {
-        switch input {
-        case .homeOpened(let id, let connection):
-            guard loop.homeLinks.count < Self.maximumHomeLinks else { return connection.close() }
-            loop.homeLinks[id] = HomeLink(id: id, connection: connection, openedAt: MonotonicClock.now)
-        case .home(let id, .message(let frame)):
-            guard let link = loop.homeLinks[id] else { return }
-            if link.channel == nil { return firstHomeFrame(frame, link, loop) }
-            homeFrame(frame, link, loop)
-        case .home(let id, .ended(let end)):
-            guard let link = loop.homeLinks.removeValue(forKey: id) else { return }
-            guard let device = link.device, link.connected else { return }
-            if !link.endLogged { log("\(device.name): disconnected from the home network (\(end))") }
-            routeEnded(id, device: device.id, loop)
-        default:
-            break
+    /// The door admitted `connection`: a channel of the table's, unless `maximumHomeLinks` are open.
+    func homeOpened(_ connection: HomeConnection, _ loop: Loop) {
+        guard let work = loop.work,
+            let id = loop.channels.openHome(link: ChannelLink(home: connection), now: MonotonicClock.now)
+        else { return connection.close() }
+        connection.deliver { event in work.push(.home(id, event)) }
+    }
+
+    func homeEvent(_ event: RelayConnectionEvent, on id: HostChannelID, _ loop: Loop) {
+        switch event {
+        case .message(let frame):
+            // A channel hung up (closing) hears nothing more.
+            guard let link = loop.channels.link(id) else { return }
+            if link.framed == nil { return firstHomeFrame(frame, id, link, loop) }
+            homeFrame(frame, id, link, loop)
+        case .ended(let end):
+            guard let ending = loop.channels.ended(id, now: MonotonicClock.now) else { return }
+            if ending.wasConnected, let device = ending.link.homeDevice {
+                log("\(device.name): disconnected from the home network (\(end))")
+            }
+            sessionsWait(ending, loop)
         }
     }
 
     /// The handshake's first message: whichever paired device's prologue authenticates it.
-    private func firstHomeFrame(_ frame: [UInt8], _ link: HomeLink, _ loop: Loop) {
+    private func firstHomeFrame(_ frame: [UInt8], _ id: HostChannelID, _ link: ChannelLink, _ loop: Loop) {
         let devices = ((try? registry.devices()) ?? []).filter { $0.ended == nil }
         for device in devices {
             guard
@@ -130,60 +112,52 @@ extension HostAgent {
             else { continue }
             var channel = FramedChannel(connection: link.connection, handshake: handshake)
             guard (try? channel.receive(frame)) != nil else { continue }
-            link.channel = channel
-            link.device = device
+            link.framed = channel
+            link.homeDevice = device
+            loop.channels.identify(id, as: device.id)
             return
         }
-        failedHomeHandshake(link, loop, "its handshake matched no paired device")
+        failedHomeHandshake(id, link, loop, "its handshake matched no paired device")
     }
 
-    private func homeFrame(_ frame: [UInt8], _ link: HomeLink, _ loop: Loop) {
-        // The device's id only: its record is copied on the handshake's rare paths, not per frame.
-        guard let deviceID = link.device?.id else { return link.connection.close() }
+    private func homeFrame(_ frame: [UInt8], _ id: HostChannelID, _ link: ChannelLink, _ loop: Loop) {
         let outputs: [FramedChannel.Output]
         do {
-            outputs = try link.channel?.receive(frame) ?? []
+            outputs = try link.framed?.receive(frame) ?? []
         } catch {
-            if link.connected { return drop(link.id, why: "\(error)", loop) }
-            return failedHomeHandshake(link, loop, "its handshake failed")
+            if loop.channels[id]?.state == .connected { return drop(id, why: "\(error)", loop) }
+            return failedHomeHandshake(id, link, loop, "its handshake failed")
         }
         for output in outputs {
             switch output {
             case .established(let established):
-                guard let device = link.device else { return link.connection.close() }
+                // The device's record is copied on the handshake's rare paths, not per frame.
+                guard let device = link.homeDevice else { return drop(id, why: "no device", loop) }
                 guard ConstantTime.equal(established.remoteStaticPublicKey ?? [], device.deviceKeyBytes) else {
-                    return failedHomeHandshake(link, loop, "it used another device key than \(device.name)'s")
+                    return failedHomeHandshake(id, link, loop, "it used another device key than \(device.name)'s")
                 }
-                link.connected = true
-                channelEstablished(link.id, loop)
+                loop.channels.established(id, now: MonotonicClock.now)
                 log("\(device.name): connected over the home network")
-                loop.home?.lastDevice = .init(name: device.name, peer: link.connection.peer, at: Date())
+                loop.home?.lastDevice = .init(name: device.name, peer: link.homePeer ?? "?", at: Date())
                 loop.statusDirty = true
                 _ = try? registry.update(device.id) { $0.lastSeen = Date() }
             case .message(let bytes):
-                guard link.connected else { return link.connection.close() }
-                if let why = channelMessage(bytes, device: deviceID, channel: link.id, loop) {
-                    return drop(link.id, why: why, loop)
+                let now = MonotonicClock.now
+                guard let device = loop.channels.messageArrived(on: id, now: now) else {
+                    return drop(id, why: "a message before the handshake ended", loop)
+                }
+                if let why = channelMessage(bytes, device: device, channel: id, now: now, loop) {
+                    return drop(id, why: why, loop)
                 }
             }
         }
     }
 
-    /// Closes `link` for `why`, the one log line of its end when a device was connected on it;
-    /// the route is the caller's.
-    func end(_ link: HomeLink, why: String, _ loop: Loop) {
-        if link.connected, !link.endLogged, let device = link.device {
-            log("\(device.name): disconnected from the home network (\(why))")
-        }
-        link.endLogged = true
-        link.connection.close()
-    }
-
-    private func failedHomeHandshake(_ link: HomeLink, _ loop: Loop, _ why: String) {
+    private func failedHomeHandshake(_ id: HostChannelID, _ link: ChannelLink, _ loop: Loop, _ why: String) {
         loop.home?.failedHandshakes += 1
         loop.statusDirty = true
-        log("home door: closed a connection from \(link.connection.peer): \(why)")
-        link.connection.close()
+        log("home door: closed a connection from \(link.homePeer ?? "?"): \(why)")
+        drop(id, why: why, loop)
     }
 
     /// What the status file says about the door.
