@@ -20,7 +20,7 @@ public protocol DevicePairingConsole: AnyObject, Sendable {
 /// machine and carries out its actions. One loop on the caller's thread.
 public final class DevicePairingRunner: Sendable {
     public enum Input: Sendable {
-        case room(tag: Int, RoomPump.Event)
+        case room(tag: Int, RelayLink.RoomEvent)
         /// A home connection is up (a code without a relay).
         case homeConnected(tag: Int, HomeConnection)
         case home(tag: Int, RelayConnectionEvent)
@@ -74,7 +74,7 @@ public final class DevicePairingRunner: Sendable {
 
     private final class Loop {
         var machine: DevicePairing
-        var pump: RoomPump?
+        var link: RelayLink?
         var home: HomeConnection?
         var tag = 0
         var channel: FramedChannel?
@@ -101,8 +101,8 @@ public final class DevicePairingRunner: Sendable {
             }
             actions = handle(input, loop)
         }
-        loop.pump?.stop()
-        loop.pump?.link.waitUntilStopped(timeout: 3)
+        loop.link?.stop()
+        loop.link?.waitUntilStopped(timeout: 3)
         loop.home?.close()
         return result ?? .success(.cancelled)
     }
@@ -113,7 +113,7 @@ public final class DevicePairingRunner: Sendable {
     }
 
     private func join(_ loop: Loop) {
-        loop.pump?.stop()
+        loop.link?.stop()
         loop.home?.close()
         loop.home = nil
         loop.channel = nil
@@ -121,7 +121,9 @@ public final class DevicePairingRunner: Sendable {
         let inputs = self.inputs
         guard let relay = code.relay else { return dialHome(tag: loop.tag, after: 0) }
         let link = RelayLink(endpoint: relay, room: code.room, role: .phone, credential: .none, options: linkOptions)
-        loop.pump = RoomPump(link: link, tag: loop.tag) { tag, event in inputs.push(.room(tag: tag, event)) }
+        loop.link = link
+        let tag = loop.tag
+        link.deliver { event in inputs.push(.room(tag: tag, event)) }
     }
 
     /// Tries the code's home addresses in turn on a thread of its own, after `delay` seconds.
@@ -326,7 +328,7 @@ public final class DevicePairingRunner: Sendable {
                 // From here on the relay may hold the verifier, and then refuses an unsigned join:
                 // the link's next attempt (after a broken channel) signs. A room still pairing
                 // admits a signed join too.
-                loop.pump?.link.setCredential(.joinKey(key))
+                loop.link?.setCredential(.joinKey(key))
                 let room = code.room
                 let thread = Thread {
                     do {
