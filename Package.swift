@@ -32,14 +32,14 @@ let package = Package(
         .target(name: "HerdrAgents", dependencies: ["HerdrBase", "RelayProtocol"]),
         // herdr-host's reader of herdr's socket API: the watcher's state machine (pure, injected
         // clock), herdr's directory, the socket client with its time limits, the threads around them.
-        .target(name: "HerdrWatch", dependencies: ["HerdrAgents", "HerdrBase", "RelayProtocol", "RelayClient"]),
+        .target(name: "HerdrWatch", dependencies: ["HerdrAgents", "HerdrBase", "RelayProtocol", "Plumbing"]),
         // The end-to-end channel of both Noise roads: chunked transport, fatal AEAD failure, SAS, prologue;
         // the companion code and the pairing confirmation on both sides.
         .target(
             name: "Companion",
             dependencies: [
                 "Noise", "HerdrCrypto", "HerdrBase", "RelayClient", "RelayProtocol", "HomeRoad", "NetworkPath",
-                "HerdrAgents",
+                "HerdrAgents", "Plumbing",
             ]),
         // An SSH client connection over libssh2, on a thread of its own.
         .target(name: "SSHClient", dependencies: ["CLibSSH2", "CSystem", "HerdrCrypto", "NetworkPath"]),
@@ -51,7 +51,7 @@ let package = Package(
             name: "HerdrKit",
             dependencies: [
                 "HerdrBase", "HerdrCrypto", "SSHClient", "PeerGate", "Companion", "RelayClient", "RelayProtocol",
-                "HomeRoad", "HerdrAgents", "NetworkPath",
+                "HomeRoad", "HerdrAgents", "NetworkPath", "Plumbing",
             ]),
         // What every command-line program of the project shares: arguments, raw terminal, prompts.
         .target(name: "CLISupport"),
@@ -87,27 +87,31 @@ let package = Package(
             name: "HerdrHostAgent",
             dependencies: [
                 "Companion", "RelayClient", "RelayProtocol", "HerdrKit", "HerdrCrypto", "Noise", "CLISupport",
-                "HomeRoad", "PeerGate", "PeerGateListener", "NetworkPath", "HerdrAgents", "HerdrWatch",
+                "HomeRoad", "PeerGate", "PeerGateListener", "NetworkPath", "HerdrAgents", "HerdrWatch", "Plumbing",
             ]),
         .executableTarget(
             name: "herdr-host",
             dependencies: [
                 "HerdrHostAgent", "Companion", "RelayClient", "RelayProtocol", "TerminalQR", "HerdrKit", "Noise",
-                "CLISupport", "HomeRoad", "PeerGateListener",
+                "CLISupport", "HomeRoad", "PeerGateListener", "Plumbing",
             ]),
         .executableTarget(
             name: "herdr-remote",
             dependencies: [
                 "HerdrKit", "Companion", "RelayClient", "HomeRoad", "CLISupport", "PairImage", "HerdrAgents",
+                "Plumbing",
             ]),
         // `herdr-remote pair --image`'s reader: a PNG (libpng) to the text of its QR codes (zbar).
         .target(name: "PairImage", dependencies: ["CZBar", "CLibPNG"]),
         // The home road's pipe: length-prefixed Noise messages over TCP, the home addresses a door listens on.
-        .target(name: "HomeRoad", dependencies: ["RelayClient", "PeerGate", "PeerGateListener", "CSystem"]),
+        .target(name: "HomeRoad", dependencies: ["Plumbing", "PeerGate", "PeerGateListener", "CSystem"]),
         // The relay protocol's client side: admission as mac or phone, splice, keepalive, reconnect, HTTP endpoints.
         .target(
             name: "RelayClient",
-            dependencies: ["RelayProtocol", "WebWire", "TLS", "HerdrCrypto", "CSystem", "NetworkPath"]),
+            dependencies: ["RelayProtocol", "WebWire", "TLS", "HerdrCrypto", "CSystem", "NetworkPath", "Plumbing"]),
+        // Road-neutral plumbing: the frame pipe both Noise roads carry the channel on (its events,
+        // its end, its errors), the monotonic clock and deadlines, the queues threads hand work on.
+        .target(name: "Plumbing", dependencies: ["NetworkPath", "RelayProtocol"]),
         // What the network does under a connection: its ends still carried, the kernel's news.
         .target(name: "NetworkPath", dependencies: ["PeerGate", "PeerGateListener", "CSystem"]),
         // herdr-relay serve's command line: its spec, its settings from flags and environment. Pure.
@@ -115,6 +119,7 @@ let package = Package(
             name: "RelayCommandLine",
             dependencies: [
                 "CLISupport", "PeerGate", "RelayClient", "RelayProtocol", "RelayServer", "RelayStorage", "AppAttest",
+                "Plumbing",
             ]),
         .executableTarget(
             name: "herdr-relay",
@@ -170,7 +175,8 @@ let package = Package(
             name: "NoiseTests", dependencies: ["Noise", "Companion", "RelayProtocol", "HerdrCrypto", "TestSupport"],
             exclude: ["Peers", "Vectors"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["herdr-fuzz", "TestSupport"]),
-        .testTarget(name: "HomeRoadTests", dependencies: ["HomeRoad", "PeerGate", "RelayClient"]),
+        .testTarget(name: "PlumbingTests", dependencies: ["Plumbing"]),
+        .testTarget(name: "HomeRoadTests", dependencies: ["HomeRoad", "PeerGate", "Plumbing"]),
         .testTarget(name: "PeerGateTests", dependencies: ["PeerGate", "PeerGateListener", "TestSupport"]),
         .testTarget(name: "HerdrRemoteTests", dependencies: ["herdr-remote", "HerdrKit", "TestSupport"]),
         // What `make install` ships: the programs' completion scripts and man pages, scripts/install.sh.
@@ -183,7 +189,7 @@ let package = Package(
         .testTarget(name: "TerminalQRTests", dependencies: ["TerminalQR", "TestSupport"]),
         .testTarget(name: "HerdrPairTests", dependencies: ["herdr-pair", "SSHPairingHost", "HerdrKit", "TestSupport"]),
         .testTarget(name: "WebWireTests", dependencies: ["WebWire", "PeerGateListener"]),
-        .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"]),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport", "Plumbing"]),
         .testTarget(name: "RelayStorageTests", dependencies: ["RelayStorage", "TestSupport"]),
         .testTarget(name: "AppAttestTests", dependencies: ["AppAttest", "HerdrCrypto", "TestSupport"]),
         .testTarget(
@@ -193,25 +199,25 @@ let package = Package(
             ]),
         .testTarget(
             name: "RelayClientTests",
-            dependencies: ["RelayClient", "RelayServer", "RelayStorage", "RelayProtocol", "TestSupport"]),
+            dependencies: ["RelayClient", "RelayServer", "RelayStorage", "RelayProtocol", "TestSupport", "Plumbing"]),
         .testTarget(
             name: "HerdrRelayTests",
             dependencies: [
                 "herdr-relay", "herdr-host", "herdr-remote", "HerdrCrypto", "RelayProtocol", "RelayClient",
-                "TestSupport",
+                "TestSupport", "Plumbing",
             ]),
         .testTarget(
             name: "CompanionTests",
             dependencies: [
                 "Companion", "HerdrKit", "RelayClient", "RelayProtocol", "HerdrCrypto", "Noise", "TestSupport",
-                "HomeRoad", "NetworkPath", "HerdrAgents",
+                "HomeRoad", "NetworkPath", "HerdrAgents", "Plumbing",
             ]),
         .testTarget(
             name: "HerdrHostAgentTests",
             dependencies: [
                 "herdr-host", "herdr-remote", "herdr-relay", "HerdrHostAgent", "Companion", "HerdrKit", "RelayClient",
                 "RelayServer", "RelayStorage", "RelayProtocol", "WebWire", "HerdrCrypto", "Noise", "TestSupport",
-                "HomeRoad", "PeerGate", "PeerGateListener", "CSystem",
+                "HomeRoad", "PeerGate", "PeerGateListener", "CSystem", "Plumbing",
             ],
             exclude: ["Peers"]),
     ]

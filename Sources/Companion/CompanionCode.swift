@@ -1,6 +1,7 @@
 import Foundation
 import HerdrBase
 import HomeRoad
+import Plumbing
 import RelayClient
 import RelayProtocol
 
@@ -100,8 +101,8 @@ public struct CompanionCode: Sendable, Hashable {
                 .invalidField, field: "pid", "The pairing id (pid) must be 16 bytes of canonical unpadded base64url")
         }
         pairingID = pid
-        do throws(RelayClientError) {
-            relay = try fields["relay"].map { text throws(RelayClientError) in try RelayEndpoint(parsing: text) }
+        do throws(ConnectionError) {
+            relay = try fields["relay"].map { text throws(ConnectionError) in try RelayEndpoint(parsing: text) }
         } catch {
             throw PairingCodeError(
                 .invalidField, field: "relay",

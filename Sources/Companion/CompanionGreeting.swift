@@ -1,6 +1,7 @@
 import Foundation
 import HomeRoad
 import Noise
+import Plumbing
 import RelayClient
 
 /// Which road a device's connection to its computer took.
@@ -27,7 +28,7 @@ public enum CompanionRoad: Hashable, Sendable, CustomStringConvertible {
 /// and the home road.
 func greet(
     over pipe: any FramePipe, pairingID: String, computerKey: [UInt8], status: CompanionMessage.DeviceStatus,
-    staticKey: KeyPair, timeout: Double, classify: (RelayConnectionEnd) -> DeviceRelayConnection.Failure
+    staticKey: KeyPair, timeout: Double, classify: (FramePipeEnd) -> DeviceRelayConnection.Failure
 ) throws(DeviceRelayConnection.Failure) -> FramedChannel {
     let handshake: CompanionHandshake
     do {

@@ -1,6 +1,7 @@
 import Foundation
 import HomeRoad
 import Noise
+import Plumbing
 import RelayClient
 import RelayProtocol
 import Synchronization
@@ -23,7 +24,7 @@ public final class DevicePairingRunner: Sendable {
         case room(tag: Int, RelayLink.RoomEvent)
         /// A home connection is up (a code without a relay).
         case homeConnected(tag: Int, HomeConnection)
-        case home(tag: Int, RelayConnectionEvent)
+        case home(tag: Int, FramePipeEvent)
         /// No home address answered.
         case homeUnreachable(tag: Int, String)
         case registration(failure: String?, alreadyRegistered: Bool)
@@ -133,7 +134,7 @@ public final class DevicePairingRunner: Sendable {
             if delay > 0 { Thread.sleep(forTimeInterval: delay) }
             var reasons: [String] = []
             for address in addresses {
-                do throws(RelayClientError) {
+                do throws(ConnectionError) {
                     let connection = try HomeConnection.connect(to: address, timeout: 3)
                     inputs.push(.homeConnected(tag: tag, connection))
                     connection.deliver { event in inputs.push(.home(tag: tag, event)) }
@@ -267,7 +268,7 @@ public final class DevicePairingRunner: Sendable {
         return actions
     }
 
-    private func ended(_ end: RelayConnectionEnd, _ loop: Loop, now: Date) -> [DevicePairing.Action] {
+    private func ended(_ end: FramePipeEnd, _ loop: Loop, now: Date) -> [DevicePairing.Action] {
         guard loop.channel != nil else {
             return loop.machine.handle(.connectionEnded(reason: end.description, now: now))
         }
@@ -278,7 +279,7 @@ public final class DevicePairingRunner: Sendable {
     /// "1 s", "30 s": a retry delay, rounded up.
     static func seconds(_ delay: Double) -> String { "\(max(1, Int(delay.rounded(.up)))) s" }
 
-    static func reason(_ end: RelayConnectionEnd) -> String {
+    static func reason(_ end: FramePipeEnd) -> String {
         switch end {
         case .closedByRelay(let close): close.reason
         case .closedLocally: "closed"
@@ -335,7 +336,7 @@ public final class DevicePairingRunner: Sendable {
                         try RelayHTTPClient(endpoint: endpoint).register(
                             room: room, registrationToken: token, verifier: key.verifier)
                         inputs.push(.registration(failure: nil, alreadyRegistered: false))
-                    } catch let error as RelayClientError {
+                    } catch let error as ConnectionError {
                         inputs.push(
                             .registration(
                                 failure: error.message, alreadyRegistered: error.serverError == "already registered"))

@@ -2,6 +2,7 @@ import Foundation
 import HerdrCrypto
 import HomeRoad
 import Noise
+import Plumbing
 import RelayClient
 import RelayProtocol
 
@@ -147,7 +148,7 @@ public struct DeviceRelayConnection: Sendable {
         var registeredNow = false
         if !pairing.registered {
             let token = connection.registrationToken ?? []
-            do throws(RelayClientError) {
+            do throws(ConnectionError) {
                 try RelayHTTPClient(endpoint: pairing.relay).register(
                     room: pairing.room, registrationToken: token, verifier: key.verifier)
                 registeredNow = true
@@ -167,7 +168,7 @@ public struct DeviceRelayConnection: Sendable {
         return Established(channel: channel, registeredNow: registeredNow, road: .relay(host: pairing.relay.host))
     }
 
-    func classify(_ error: RelayClientError) -> Failure {
+    func classify(_ error: ConnectionError) -> Failure {
         if let close = error.close, close == .dailyQuotaExceeded {
             return .quotaExceeded(relay: pairing.relay.host, resetsBy: Date().addingTimeInterval(86400))
         }
@@ -185,7 +186,7 @@ public struct DeviceRelayConnection: Sendable {
     }
 
     /// Why an admitted connection ended, as a failure: what the relay's close means for retrying.
-    public func classify(_ end: RelayConnectionEnd) -> Failure {
+    public func classify(_ end: FramePipeEnd) -> Failure {
         guard case .closedByRelay(let close) = end else { return .unavailable("the connection ended (\(end))") }
         if close == .dailyQuotaExceeded {
             return .quotaExceeded(relay: pairing.relay.host, resetsBy: Date().addingTimeInterval(86400))

@@ -1,6 +1,7 @@
 import Foundation
 import HomeRoad
 import Noise
+import Plumbing
 import RelayClient
 import Synchronization
 
@@ -86,7 +87,7 @@ public struct DeviceRoads: Sendable {
     }
 
     /// Why an established connection ended, as a failure: what it means for retrying.
-    public func classify(_ end: RelayConnectionEnd, on road: CompanionRoad) -> DeviceRelayConnection.Failure {
+    public func classify(_ end: FramePipeEnd, on road: CompanionRoad) -> DeviceRelayConnection.Failure {
         switch road {
         case .relay: relay?.classify(end) ?? .unavailable("the connection ended (\(end))")
         case .home(let address): .unavailable("the home connection to \(address) ended (\(end))")

@@ -1,4 +1,4 @@
-import RelayClient
+import Plumbing
 
 /// The end-to-end channel over one frame pipe (an admitted relay connection, or a home road
 /// connection): frames out go straight to the pipe, frames in come from the owner's loop. Any
@@ -114,7 +114,7 @@ public struct FramedChannel: Sendable {
 /// Why a framed channel ended.
 public enum FramedChannelError: Error, Sendable, CustomStringConvertible {
     case channel(SecureChannelError)
-    case send(RelayClientError)
+    case send(ConnectionError)
 
     public var description: String {
         switch self {

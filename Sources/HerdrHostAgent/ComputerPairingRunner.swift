@@ -5,6 +5,7 @@ import HerdrKit
 import HomeRoad
 import Noise
 import PeerGateListener
+import Plumbing
 import RelayClient
 import Synchronization
 
@@ -40,7 +41,7 @@ public final class ComputerPairingRunner: Sendable {
         case room(tag: Int, RelayLink.RoomEvent)
         /// A home connection came through the pairing's own door (a code without a relay).
         case homeOpened(Int, HomeConnection)
-        case home(Int, RelayConnectionEvent)
+        case home(Int, FramePipeEvent)
         /// A line the person typed.
         case line(String)
         /// Input ended: nothing more can be typed.

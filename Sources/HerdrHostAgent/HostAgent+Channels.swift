@@ -2,7 +2,7 @@ import Companion
 import Foundation
 import HomeRoad
 import NetworkPath
-import RelayClient
+import Plumbing
 
 /// The shell of the channel table (`HostChannelTable`): it decides, this carries out. A device
 /// may have a relay channel and home channels at once, but its sessions speak over one, the

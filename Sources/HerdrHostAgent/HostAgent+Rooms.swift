@@ -3,6 +3,7 @@ import Foundation
 import HerdrCrypto
 import HerdrKit
 import Noise
+import Plumbing
 import RelayClient
 import RelayProtocol
 

@@ -2,7 +2,7 @@ import Companion
 import Foundation
 import Glibc
 import HerdrKit
-import RelayClient
+import Plumbing
 
 /// The terminal sessions' shell: `HostSessionTable` decides, this starts the PTYs, moves bytes
 /// and sends what the table lets go.

@@ -10,6 +10,7 @@ import HomeRoad
 import NetworkPath
 import Noise
 import PeerGateListener
+import Plumbing
 import RelayClient
 import RelayProtocol
 import Synchronization
@@ -34,7 +35,7 @@ public final class HostAgent: Sendable {
         /// The home door admitted a connection.
         case homeOpened(HomeConnection)
         /// A home connection's frame or end.
-        case home(HostChannelID, RelayConnectionEvent)
+        case home(HostChannelID, FramePipeEvent)
         /// What the herdr watch knows now (its thread).
         case herdr(HerdrWatch.Report)
         /// Work done on another thread moved a deadline closer: the loop's thread recomputes its wait.

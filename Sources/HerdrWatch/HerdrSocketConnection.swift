@@ -1,5 +1,5 @@
 import Glibc
-import RelayClient
+import Plumbing
 import Synchronization
 
 /// One connection to a herdr server's Unix socket, blocking with a time limit on every step, for

@@ -1,5 +1,5 @@
 import Foundation
-import RelayClient
+import Plumbing
 import Synchronization
 
 /// One `events.subscribe` connection on a thread of its own: it connects, subscribes, and reports

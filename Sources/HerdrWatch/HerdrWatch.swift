@@ -1,6 +1,6 @@
 import Foundation
 import HerdrAgents
-import RelayClient
+import Plumbing
 
 /// `HerdrWatcher`'s shell: a thread of its own runs the state machine, reads herdr's directory
 /// when it asks, and hands each request to a short thread and each subscription to a thread of

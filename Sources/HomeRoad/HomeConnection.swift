@@ -4,7 +4,7 @@ import Glibc
 import NetworkPath
 import PeerGate
 import PeerGateListener
-import RelayClient
+import Plumbing
 import Synchronization
 
 /// One home-road connection: a TCP socket carrying Noise messages, each after its 16-bit
@@ -37,7 +37,7 @@ public final class HomeConnection: FramePipe {
     private let fd: Int32
     private let wakeFD: Int32
     private let state: Mutex<State>
-    private let incoming: EventQueue<RelayConnectionEvent>
+    private let incoming: EventQueue<FramePipeEvent>
     private let ended = DispatchSemaphore(value: 0)
 
     private struct State {
@@ -46,7 +46,7 @@ public final class HomeConnection: FramePipe {
         var closing = false
         /// Closing without waiting for what is queued to go (`abandon`).
         var abandoned = false
-        var end: RelayConnectionEnd?
+        var end: FramePipeEnd?
         var handler: EventHandler?
         /// The connection's thread is done: whoever sets the handler now drains the queue.
         var threadDone = false
@@ -57,11 +57,11 @@ public final class HomeConnection: FramePipe {
 
     /// Takes a connected socket (it is made non-blocking; this object closes it) and starts the
     /// connection's thread.
-    public init(socket fd: Int32, options: Options = Options()) throws(RelayClientError) {
+    public init(socket fd: Int32, options: Options = Options()) throws(ConnectionError) {
         let wakeFD = csystem_eventfd_nonblocking()
         guard wakeFD >= 0 else {
             Glibc.close(fd)
-            throw RelayClientError(.connectionLost, "eventfd failed: \(String(cString: strerror(errno)))")
+            throw ConnectionError(.connectionLost, "eventfd failed: \(String(cString: strerror(errno)))")
         }
         self.fd = fd
         self.wakeFD = wakeFD
@@ -93,35 +93,35 @@ public final class HomeConnection: FramePipe {
     public static func connect(
         to address: HomeAddress, timeout: Double, options: Options = Options(),
         isCancelled: @Sendable () -> Bool = { false }
-    ) throws(RelayClientError) -> HomeConnection {
+    ) throws(ConnectionError) -> HomeConnection {
         let target = SocketAddress(ip: address.address, port: address.port)
         let fd = socket(
             target.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0
         )
-        guard fd >= 0 else { throw RelayClientError(.unreachable, "socket(): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw ConnectionError(.unreachable, "socket(): \(String(cString: strerror(errno)))") }
         var owned: Int32? = fd
         defer { if let owned { Glibc.close(owned) } }
         if target.withSockaddr({ Glibc.connect(fd, $0, $1) }) != 0 {
             guard errno == EINPROGRESS else {
-                throw RelayClientError(
+                throw ConnectionError(
                     .unreachable, "cannot connect to \(address): \(String(cString: strerror(errno)))")
             }
             let deadline = MonotonicClock.now + timeout
             while true {
-                if isCancelled() { throw RelayClientError(.cancelled, "connecting to \(address) was abandoned") }
+                if isCancelled() { throw ConnectionError(.cancelled, "connecting to \(address) was abandoned") }
                 let left = deadline - MonotonicClock.now
-                guard left > 0 else { throw RelayClientError(.unreachable, "\(address) did not answer in time") }
+                guard left > 0 else { throw ConnectionError(.unreachable, "\(address) did not answer in time") }
                 var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
                 let rc = poll(&poller, 1, Int32(min(50, max(1, left * 1000))))
                 if rc < 0 && errno != EINTR {
-                    throw RelayClientError(.unreachable, "poll: \(String(cString: strerror(errno)))")
+                    throw ConnectionError(.unreachable, "poll: \(String(cString: strerror(errno)))")
                 }
                 if rc > 0 { break }
             }
             var error: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0, error == 0 else {
-                throw RelayClientError(
+                throw ConnectionError(
                     .unreachable, "cannot connect to \(address): \(String(cString: strerror(error)))")
             }
         }
@@ -149,18 +149,18 @@ public final class HomeConnection: FramePipe {
 
     // MARK: - FramePipe
 
-    public func send(_ frame: [UInt8]) throws(RelayClientError) {
+    public func send(_ frame: [UInt8]) throws(ConnectionError) {
         guard let prefix = HomeFrameDecoder.prefix(for: frame.count) else {
-            throw RelayClientError(
+            throw ConnectionError(
                 .frameTooLarge, "a home frame carries 1 to \(HomeFrameDecoder.maximumFrame) bytes, not \(frame.count)")
         }
-        let wake = try state.withLock { state throws(RelayClientError) -> Bool in
+        let wake = try state.withLock { state throws(ConnectionError) -> Bool in
             guard !state.closing, state.end == nil else {
-                throw RelayClientError(.closed, "the home connection is closed")
+                throw ConnectionError(.closed, "the home connection is closed")
             }
             if state.pendingCount > 0 {
                 guard state.pendingCount <= options.maximumQueuedBytes else {
-                    throw RelayClientError(.backpressure, "the home connection's outgoing queue is full")
+                    throw ConnectionError(.backpressure, "the home connection's outgoing queue is full")
                 }
                 state.pending.append(prefix.high)
                 state.pending.append(prefix.low)
@@ -197,11 +197,11 @@ public final class HomeConnection: FramePipe {
         }
     }
 
-    public func receive(timeout: Double?) -> RelayConnectionEvent? { incoming.next(timeout: timeout) }
+    public func receive(timeout: Double?) -> FramePipeEvent? { incoming.next(timeout: timeout) }
 
     /// Every event from now on, and those already waiting first, to `handler` on the connection's
     /// thread (on the caller's, when the connection had already ended).
-    public func deliver(to handler: @escaping @Sendable (RelayConnectionEvent) -> Void) {
+    public func deliver(to handler: @escaping @Sendable (FramePipeEvent) -> Void) {
         // Exactly one thread drains what waits: this one once the connection's thread is done.
         let ended = state.withLock { state in
             state.handler = EventHandler(handler)
@@ -234,7 +234,7 @@ public final class HomeConnection: FramePipe {
     }
 
     @discardableResult
-    public func waitUntilEnded(timeout: Double?) -> RelayConnectionEnd? {
+    public func waitUntilEnded(timeout: Double?) -> FramePipeEnd? {
         if let end = state.withLock({ $0.end }) { return end }
         let result =
             timeout.map { ended.wait(timeout: .now() + $0) }
@@ -247,7 +247,7 @@ public final class HomeConnection: FramePipe {
     }
 
     /// How the connection ended, or nil while open.
-    public var end: RelayConnectionEnd? { state.withLock { $0.end } }
+    public var end: FramePipeEnd? { state.withLock { $0.end } }
 
     // MARK: - The connection's thread
 
@@ -262,7 +262,7 @@ public final class HomeConnection: FramePipe {
         // Made once: an array built per wake-up is an allocation per keystroke.
         var fds = [pollfd](repeating: pollfd(fd: -1, events: 0, revents: 0), count: 2)
         var closeDeadline: Double?
-        let end: RelayConnectionEnd = {
+        let end: FramePipeEnd = {
             while true {
                 handOver()
                 let (pending, closing, delivering, abandoned) = state.withLock {
@@ -282,7 +282,7 @@ public final class HomeConnection: FramePipe {
                 let rc = poll(&fds, 2, closing ? 50 : -1)
                 if rc < 0 {
                     if errno == EINTR { continue }
-                    return .failed(RelayClientError(.connectionLost, "poll: \(String(cString: strerror(errno)))"))
+                    return .failed(ConnectionError(.connectionLost, "poll: \(String(cString: strerror(errno)))"))
                 }
                 if fds[1].revents != 0 {
                     var value: UInt64 = 0
@@ -294,12 +294,12 @@ public final class HomeConnection: FramePipe {
                 if reading, fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
                     let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
                     if count == 0 {
-                        return .failed(RelayClientError(.connectionLost, "the peer closed the home connection"))
+                        return .failed(ConnectionError(.connectionLost, "the peer closed the home connection"))
                     }
                     if count < 0 {
                         if errno == EAGAIN || errno == EINTR { continue }
                         return .failed(
-                            RelayClientError(
+                            ConnectionError(
                                 .connectionLost, "the home connection broke: \(String(cString: strerror(errno)))"))
                     }
                     let framing = buffer.withUnsafeBytes { received in
@@ -310,7 +310,7 @@ public final class HomeConnection: FramePipe {
                         }
                     }
                     if case .failure(let error) = framing {
-                        return .failed(RelayClientError(.protocolViolation, "the peer broke home framing: \(error)"))
+                        return .failed(ConnectionError(.protocolViolation, "the peer broke home framing: \(error)"))
                     }
                 }
             }
@@ -329,7 +329,7 @@ public final class HomeConnection: FramePipe {
     }
 
     /// Writes what waits; the failure, if the socket failed.
-    private func flush() -> RelayClientError? {
+    private func flush() -> ConnectionError? {
         state.withLock { state in
             while state.pendingCount > 0 {
                 let written = state.pending.withUnsafeBytes { all in
@@ -337,7 +337,7 @@ public final class HomeConnection: FramePipe {
                 }
                 if written < 0 {
                     if errno == EAGAIN || errno == EINTR { return nil }
-                    return RelayClientError(
+                    return ConnectionError(
                         .connectionLost, "the home connection broke: \(String(cString: strerror(errno)))")
                 }
                 state.pendingOffset += written
@@ -359,7 +359,7 @@ public final class HomeConnection: FramePipe {
         while let event = incoming.next(timeout: 0) { handler.deliver(event) }
     }
 
-    private func emit(_ event: RelayConnectionEvent) {
+    private func emit(_ event: FramePipeEvent) {
         let (handler, drain) = state.withLock { state -> (EventHandler?, Bool) in
             let drain = state.drainPending && state.handler != nil
             if drain { state.drainPending = false }
@@ -373,7 +373,7 @@ public final class HomeConnection: FramePipe {
     /// The handler in a box: a closure passed out of the lock's generic closure would be wrapped
     /// in a reabstraction thunk, an allocation per frame.
     private final class EventHandler: Sendable {
-        let deliver: @Sendable (RelayConnectionEvent) -> Void
-        init(_ deliver: @escaping @Sendable (RelayConnectionEvent) -> Void) { self.deliver = deliver }
+        let deliver: @Sendable (FramePipeEvent) -> Void
+        init(_ deliver: @escaping @Sendable (FramePipeEvent) -> Void) { self.deliver = deliver }
     }
 }

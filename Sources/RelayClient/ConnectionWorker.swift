@@ -1,5 +1,6 @@
 import Glibc
 import NetworkPath
+import Plumbing
 import RelayProtocol
 import WebWire
 
@@ -55,7 +56,7 @@ final class ConnectionWorker {
 
     // MARK: - Establishing
 
-    private func establish() throws(RelayClientError) -> [UInt8]? {
+    private func establish() throws(ConnectionError) -> [UInt8]? {
         let shared = self.shared
         let transport = try RelayTransport.open(
             setup.endpoint, timeout: setup.options.connectTimeout, wakeFD: wakeFD,
@@ -70,7 +71,7 @@ final class ConnectionWorker {
             headers.allSatisfy({
                 !$0.0.utf8.contains(where: { $0 < 0x20 }) && !$0.1.utf8.contains(where: { $0 < 0x20 })
             })
-        else { throw RelayClientError(.protocolViolation, "an upgrade header may not contain control characters") }
+        else { throw ConnectionError(.protocolViolation, "an upgrade header may not contain control characters") }
         let request = WebSocketHandshake.clientRequest(
             host: setup.endpoint.authority, path: "/", key: key, extraHeaders: headers)
         try transport.writeAll(request, deadline: deadline, what: "the WebSocket upgrade")
@@ -79,7 +80,7 @@ final class ConnectionWorker {
         try sendText(RelayHello(role: setup.role, nonDisplacing: setup.options.nonDisplacing).json, deadline: deadline)
         let challengeText = try readAdmissionText(deadline: deadline, what: "the challenge")
         guard let challenge = RelayChallenge.parse(challengeText) else {
-            throw RelayClientError(
+            throw ConnectionError(
                 .protocolViolation, "the relay's challenge is not {\"nonce\":<32 bytes>}: \(challengeText.prefix(200))")
         }
         let proof: RelayProof
@@ -92,7 +93,7 @@ final class ConnectionWorker {
                     try key.signJoin(
                         role: setup.role, nonce: challenge.nonce, room: setup.room, origin: setup.endpoint.origin))
             } catch {
-                throw RelayClientError(.protocolViolation, "signing the join failed: \(error)")
+                throw ConnectionError(.protocolViolation, "signing the join failed: \(error)")
             }
         }
         try sendText(proof.json, deadline: deadline)
@@ -100,36 +101,36 @@ final class ConnectionWorker {
         switch RelayResult.parse(resultText) {
         case .admitted(let token)?:
             if setup.role == .phone, let token, token.count != RelayLimits.tokenSize {
-                throw RelayClientError(.protocolViolation, "the registration token is \(token.count) bytes, not 24")
+                throw ConnectionError(.protocolViolation, "the registration token is \(token.count) bytes, not 24")
             }
             return token
         case .refused(let reason)?:
             // The close that follows carries the same reason; wait a little for it.
             let close = awaitClose(deadline: Deadline(seconds: 1).earlier(deadline))
             let closeText = close.map { " (close \($0))" } ?? ""
-            throw RelayClientError(
+            throw ConnectionError(
                 .refused, "relay refused admission as \(setup.role.rawValue): \(reason)\(closeText)",
                 serverError: reason, close: close)
         case nil:
-            throw RelayClientError(
+            throw ConnectionError(
                 .protocolViolation, "the relay's admission result is not {\"ok\":…}: \(resultText.prefix(200))")
         }
     }
 
-    private func readUpgradeResponse(key: String, deadline: Deadline) throws(RelayClientError) {
+    private func readUpgradeResponse(key: String, deadline: Deadline) throws(ConnectionError) {
         guard let transport else { return }
         var parser = HTTPResponseHeadParser()
         while true {
             let count = try transport.readSome(into: readBuffer, deadline: deadline, what: "the WebSocket upgrade")
             guard count > 0 else {
-                throw RelayClientError(.connectionLost, "the relay closed the connection during the WebSocket upgrade")
+                throw ConnectionError(.connectionLost, "the relay closed the connection during the WebSocket upgrade")
             }
             parser.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
             let parsed: (head: HTTPResponseHead, leftover: [UInt8])?
             do {
                 parsed = try parser.next()
             } catch {
-                throw RelayClientError(.protocolViolation, "the relay's upgrade answer is not HTTP: \(error.reason)")
+                throw ConnectionError(.protocolViolation, "the relay's upgrade answer is not HTTP: \(error.reason)")
             }
             guard let (head, leftover) = parsed else { continue }
             if head.status != 101 {
@@ -145,12 +146,12 @@ final class ConnectionWorker {
                     body.append(contentsOf: UnsafeRawBufferPointer(rebasing: readBuffer[0..<more]))
                 }
                 let response = RelayHTTPResponse(status: head.status, reason: head.reason, body: body)
-                throw RelayClientError(
+                throw ConnectionError(
                     .httpStatus, "relay refused the WebSocket upgrade: \(response.summary)", status: head.status,
                     serverError: response.errorText)
             }
             if case .failure(let error) = WebSocketHandshake.validateResponse(head, key: key) {
-                throw RelayClientError(
+                throw ConnectionError(
                     .protocolViolation, "bad WebSocket upgrade answer: \(error.reason)", status: head.status)
             }
             decoder.maximumMessageSize = RelayLimits.frameSize
@@ -159,17 +160,17 @@ final class ConnectionWorker {
         }
     }
 
-    private func sendText(_ text: String, deadline: Deadline) throws(RelayClientError) {
+    private func sendText(_ text: String, deadline: Deadline) throws(ConnectionError) {
         try transport?.writeAll(
             WebSocketFrameEncoder.text(text, maskKey: Self.makeMaskKey()), deadline: deadline, what: "admission")
     }
 
     /// The next text message during admission; answers pings, fails on a close or binary.
-    private func readAdmissionText(deadline: Deadline, what: String) throws(RelayClientError) -> String {
+    private func readAdmissionText(deadline: Deadline, what: String) throws(ConnectionError) -> String {
         while true {
             switch try nextMessage(deadline: deadline, what: what) {
             case .text(let text): return text
-            case .binary: throw RelayClientError(.protocolViolation, "the relay sent a binary frame instead of \(what)")
+            case .binary: throw ConnectionError(.protocolViolation, "the relay sent a binary frame instead of \(what)")
             case .ping(let payload):
                 try transport?.writeAll(
                     WebSocketFrameEncoder.frame(.pong, payload, maskKey: Self.makeMaskKey()), deadline: deadline,
@@ -180,22 +181,22 @@ final class ConnectionWorker {
                 try? transport?.writeAll(
                     WebSocketFrameEncoder.closeFrame(code: code ?? 1000, reason: "", maskKey: Self.makeMaskKey()),
                     deadline: Deadline(seconds: 0.2), what: "closing")
-                throw RelayClientError(.closed, "relay closed the connection before \(what): \(close)", close: close)
+                throw ConnectionError(.closed, "relay closed the connection before \(what): \(close)", close: close)
             }
         }
     }
 
-    private func nextMessage(deadline: Deadline, what: String) throws(RelayClientError) -> WebSocketMessage {
-        guard let transport else { throw RelayClientError(.connectionLost, "no connection") }
+    private func nextMessage(deadline: Deadline, what: String) throws(ConnectionError) -> WebSocketMessage {
+        guard let transport else { throw ConnectionError(.connectionLost, "no connection") }
         while true {
             do {
                 if let message = try decoder.next() { return message }
             } catch {
-                throw RelayClientError(.protocolViolation, "the relay broke the WebSocket protocol: \(error.reason)")
+                throw ConnectionError(.protocolViolation, "the relay broke the WebSocket protocol: \(error.reason)")
             }
             let count = try transport.readSome(into: readBuffer, deadline: deadline, what: what)
             guard count > 0 else {
-                throw RelayClientError(.connectionLost, "the relay closed the connection before \(what)")
+                throw ConnectionError(.connectionLost, "the relay closed the connection before \(what)")
             }
             decoder.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
         }
@@ -216,8 +217,8 @@ final class ConnectionWorker {
 
     // MARK: - Admitted
 
-    private func loop() -> RelayConnectionEnd {
-        guard let transport else { return .failed(RelayClientError(.connectionLost, "no connection")) }
+    private func loop() -> FramePipeEnd {
+        guard let transport else { return .failed(ConnectionError(.connectionLost, "no connection")) }
         let options = setup.options
         var nextPing = MonotonicClock.now + options.pingInterval
         var pongDeadline: Double?
@@ -241,7 +242,7 @@ final class ConnectionWorker {
             if !closeSent && !readPaused {
                 if let deadline = pongDeadline, now >= deadline {
                     return .failed(
-                        RelayClientError(
+                        ConnectionError(
                             .keepaliveTimeout,
                             "the relay did not answer a ping within \(Self.seconds(options.pongTimeout))"))
                 }
@@ -287,7 +288,7 @@ final class ConnectionWorker {
             let ready = poll(&fds, 2, wake.pollMilliseconds(cap: 1000))
             if ready < 0 {
                 if errno == EINTR { continue }
-                return .failed(RelayClientError(.connectionLost, "poll failed: \(RelayTransport.lastError)"))
+                return .failed(ConnectionError(.connectionLost, "poll failed: \(RelayTransport.lastError)"))
             }
             if fds[1].revents != 0 { RelayTransport.drainWake(wakeFD) }
             let socketEvents = fds[0].revents
@@ -303,7 +304,7 @@ final class ConnectionWorker {
     }
 
     /// Reads what the socket has (a bounded amount per turn) and handles every whole message.
-    private func readAvailable(_ pongDeadline: inout Double?) -> RelayConnectionEnd? {
+    private func readAvailable(_ pongDeadline: inout Double?) -> FramePipeEnd? {
         var rounds = 0
         repeat {
             rounds += 1
@@ -316,7 +317,7 @@ final class ConnectionWorker {
             case .closed:
                 if io.isCloseSent { return .closedLocally }
                 return .failed(
-                    RelayClientError(.connectionLost, "the relay closed the connection without a WebSocket close"))
+                    ConnectionError(.connectionLost, "the relay closed the connection without a WebSocket close"))
             case .failed(let error):
                 if io.isCloseSent { return .closedLocally }
                 return .failed(error)
@@ -325,12 +326,12 @@ final class ConnectionWorker {
         return nil
     }
 
-    private func processDecoded() -> RelayConnectionEnd? {
+    private func processDecoded() -> FramePipeEnd? {
         var ignored: Double?
         return processDecoded(&ignored)
     }
 
-    private func processDecoded(_ pongDeadline: inout Double?) -> RelayConnectionEnd? {
+    private func processDecoded(_ pongDeadline: inout Double?) -> FramePipeEnd? {
         while true {
             let message: WebSocketMessage?
             do {
@@ -341,7 +342,7 @@ final class ConnectionWorker {
                         code: error.closeCode, reason: error.reason, maskKey: Self.makeMaskKey()))
                 _ = flush()
                 return .failed(
-                    RelayClientError(.protocolViolation, "the relay broke the WebSocket protocol: \(error.reason)"))
+                    ConnectionError(.protocolViolation, "the relay broke the WebSocket protocol: \(error.reason)"))
             }
             guard let message else { return nil }
             switch message {
@@ -368,11 +369,11 @@ final class ConnectionWorker {
     // MARK: - Writing
 
     /// Writes as much as the socket takes now; an end if the socket failed.
-    private func flush() -> RelayConnectionEnd? {
+    private func flush() -> FramePipeEnd? {
         switch io.flush() {
         case .closed?:
             if io.isCloseSent { return .closedLocally }
-            return .failed(RelayClientError(.connectionLost, "the relay closed the connection"))
+            return .failed(ConnectionError(.connectionLost, "the relay closed the connection"))
         case .failed(let error)?:
             if io.isCloseSent { return .closedLocally }
             return .failed(error)

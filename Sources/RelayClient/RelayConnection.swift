@@ -2,6 +2,7 @@ import CSystem
 import Foundation
 import Glibc
 import NetworkPath
+import Plumbing
 import RelayProtocol
 import WebWire
 
@@ -13,31 +14,6 @@ public enum RelayCredential: Sendable {
     case ticket(String)
     /// `{"sig":…}`: the join key's signature over `RelayTranscript.join(role, nonce, room, origin)`.
     case joinKey(RelayJoinKey)
-}
-
-/// How a connection ended.
-public enum RelayConnectionEnd: Hashable, Sendable, CustomStringConvertible {
-    /// The relay closed the WebSocket with this code and reason (`1000 room deleted`, …); 1005
-    /// with an empty reason when its close frame carried no code.
-    case closedByRelay(RelayClose)
-    /// `close()` was called (or the connection was dropped) and the close completed or timed out.
-    case closedLocally
-    /// The transport broke, the relay stopped answering pings, or it broke the protocol.
-    case failed(RelayClientError)
-
-    public var description: String {
-        switch self {
-        case .closedByRelay(let close): "closed by the relay: \(close)"
-        case .closedLocally: "closed"
-        case .failed(let error): "failed: \(error)"
-        }
-    }
-}
-
-/// What an admitted connection delivers, in order: spliced binary frames, then exactly one `ended`.
-public enum RelayConnectionEvent: Hashable, Sendable {
-    case message([UInt8])
-    case ended(RelayConnectionEnd)
 }
 
 /// One WebSocket to a relay room, admitted, on a thread of its own.
@@ -97,7 +73,7 @@ public final class RelayConnection: Sendable {
     public static func connect(
         to endpoint: RelayEndpoint, room: String, role: RelayRole, credential: RelayCredential,
         options: Options = Options()
-    ) throws(RelayClientError) -> RelayConnection {
+    ) throws(ConnectionError) -> RelayConnection {
         let connection = try RelayConnection(
             starting: endpoint, room: room, role: role, credential: credential, options: options)
         try connection.waitForAdmission()
@@ -109,7 +85,7 @@ public final class RelayConnection: Sendable {
     public static func connect(
         to endpoint: RelayEndpoint, room: String, role: RelayRole, credential: RelayCredential,
         options: Options = Options()
-    ) async throws(RelayClientError) -> RelayConnection {
+    ) async throws(ConnectionError) -> RelayConnection {
         let connection = try RelayConnection(
             starting: endpoint, room: room, role: role, credential: credential, options: options)
         let outcome = await withTaskCancellationHandler {
@@ -125,13 +101,13 @@ public final class RelayConnection: Sendable {
     init(
         starting endpoint: RelayEndpoint, room: String, role: RelayRole, credential: RelayCredential,
         options: Options
-    ) throws(RelayClientError) {
+    ) throws(ConnectionError) {
         guard !room.utf8.contains(where: { $0 < 0x21 || $0 > 0x7E }) else {
-            throw RelayClientError(.protocolViolation, "a room name is printable ASCII")
+            throw ConnectionError(.protocolViolation, "a room name is printable ASCII")
         }
         let wakeFD = csystem_eventfd_nonblocking()
         guard wakeFD >= 0 else {
-            throw RelayClientError(.connectionLost, "eventfd failed: \(RelayTransport.lastError)")
+            throw ConnectionError(.connectionLost, "eventfd failed: \(RelayTransport.lastError)")
         }
         self.endpoint = endpoint
         self.room = room
@@ -152,7 +128,7 @@ public final class RelayConnection: Sendable {
     deinit { close() }
 
     /// Blocks until admission succeeded or failed.
-    func waitForAdmission() throws(RelayClientError) {
+    func waitForAdmission() throws(ConnectionError) {
         if case .failure(let error) = shared.waitForAdmission() { throw error }
     }
 
@@ -169,9 +145,9 @@ public final class RelayConnection: Sendable {
     ///
     /// Throws `frameTooLarge`, `backpressure` (queue full: nothing queued; see
     /// `waitUntilWritable`), or `closed` once the connection is closing or ended.
-    public func send(_ bytes: [UInt8]) throws(RelayClientError) {
+    public func send(_ bytes: [UInt8]) throws(ConnectionError) {
         guard bytes.count <= RelayLimits.frameSize else {
-            throw RelayClientError(
+            throw ConnectionError(
                 .frameTooLarge, "a relay frame carries at most \(RelayLimits.frameSize) bytes, not \(bytes.count)")
         }
         let frame = WebSocketFrameEncoder.frame(.binary, bytes, maskKey: ConnectionWorker.makeMaskKey())
@@ -198,7 +174,7 @@ public final class RelayConnection: Sendable {
 
     /// The next event, blocking at most `timeout` seconds (nil: until one comes). Nil on timeout,
     /// or after the `ended` event was taken.
-    public func receive(timeout: Double?) -> RelayConnectionEvent? {
+    public func receive(timeout: Double?) -> FramePipeEvent? {
         shared.events.next(timeout: timeout)
     }
 
@@ -206,13 +182,13 @@ public final class RelayConnection: Sendable {
     /// connection's own thread instead of the queue: one thread handoff less per frame. The
     /// handler may block; the connection then stops reading the relay, as a slow consumer of the
     /// queue would. `ended` is the last call. Set it once; `receive` and `events` then get nothing.
-    public func deliver(to handler: @escaping @Sendable (RelayConnectionEvent) -> Void) {
+    public func deliver(to handler: @escaping @Sendable (FramePipeEvent) -> Void) {
         shared.install(handler)
     }
 
     /// The events as an async sequence; it finishes after `ended`. Shares its queue with
     /// `receive`: each event goes to one consumer.
-    public var events: AsyncStream<RelayConnectionEvent> {
+    public var events: AsyncStream<FramePipeEvent> {
         let queue = shared.events
         return AsyncStream(unfolding: { await queue.next() })
     }
@@ -231,12 +207,12 @@ public final class RelayConnection: Sendable {
     }
 
     /// How the connection ended, or nil while it is open.
-    public var end: RelayConnectionEnd? { shared.end }
+    public var end: FramePipeEnd? { shared.end }
 
     /// Blocks until the connection has ended (its thread is done with the socket), at most
     /// `timeout` seconds (nil: forever). Does not consume events.
     @discardableResult
-    public func waitUntilEnded(timeout: Double?) -> RelayConnectionEnd? {
+    public func waitUntilEnded(timeout: Double?) -> FramePipeEnd? {
         shared.waitForEnd(timeout: timeout)
     }
 }
@@ -253,17 +229,17 @@ final class ConnectionShared: @unchecked Sendable {
     private var abandonRequested = false
     private var closing = false
     private var wakeFD: Int32
-    private var admission: Result<[UInt8]?, RelayClientError>?
-    private var admissionWaiters: [CheckedContinuation<Result<[UInt8]?, RelayClientError>, Never>] = []
-    private var ending: RelayConnectionEnd?
+    private var admission: Result<[UInt8]?, ConnectionError>?
+    private var admissionWaiters: [CheckedContinuation<Result<[UInt8]?, ConnectionError>, Never>] = []
+    private var ending: FramePipeEnd?
     private var readPaused = false
     private var socketEnds: SocketEndpoints?
 
-    let events: EventQueue<RelayConnectionEvent>
+    let events: EventQueue<FramePipeEvent>
     /// Held while an event is handed over, so installing a handler (which drains the queue into
     /// it) and the thread's next event cannot pass each other.
     private let delivery = NSLock()
-    nonisolated(unsafe) private var handler: (@Sendable (RelayConnectionEvent) -> Void)?
+    nonisolated(unsafe) private var handler: (@Sendable (FramePipeEvent) -> Void)?
 
     init(wakeFD: Int32, maximumIncomingBytes: Int) {
         self.wakeFD = wakeFD
@@ -287,13 +263,13 @@ final class ConnectionShared: @unchecked Sendable {
 
     // MARK: Callers
 
-    func enqueue(_ frame: [UInt8], payloadCount: Int, limit: Int) throws(RelayClientError) {
-        try condition.withLock { () throws(RelayClientError) in
+    func enqueue(_ frame: [UInt8], payloadCount: Int, limit: Int) throws(ConnectionError) {
+        try condition.withLock { () throws(ConnectionError) in
             guard admission != nil, !closeRequested, ending == nil else {
-                throw RelayClientError(.closed, "the relay connection is closed")
+                throw ConnectionError(.closed, "the relay connection is closed")
             }
             guard queued == 0 || queued + payloadCount <= limit else {
-                throw RelayClientError(.backpressure, "the relay connection's outgoing queue is full (\(queued) bytes)")
+                throw ConnectionError(.backpressure, "the relay connection's outgoing queue is full (\(queued) bytes)")
             }
             outgoing.append(frame)
             queued += payloadCount
@@ -347,9 +323,9 @@ final class ConnectionShared: @unchecked Sendable {
         }
     }
 
-    var end: RelayConnectionEnd? { condition.withLock { ending } }
+    var end: FramePipeEnd? { condition.withLock { ending } }
 
-    func waitForEnd(timeout: Double?) -> RelayConnectionEnd? {
+    func waitForEnd(timeout: Double?) -> FramePipeEnd? {
         let deadline = timeout.map { Deadline(seconds: $0) } ?? .never
         return condition.withLock {
             while ending == nil && !deadline.hasPassed { condition.wait(until: deadline) }
@@ -357,9 +333,9 @@ final class ConnectionShared: @unchecked Sendable {
         }
     }
 
-    var admissionResult: Result<[UInt8]?, RelayClientError>? { condition.withLock { admission } }
+    var admissionResult: Result<[UInt8]?, ConnectionError>? { condition.withLock { admission } }
 
-    func waitForAdmission() -> Result<[UInt8]?, RelayClientError> {
+    func waitForAdmission() -> Result<[UInt8]?, ConnectionError> {
         condition.withLock {
             while true {
                 if let admission { return admission }
@@ -368,9 +344,9 @@ final class ConnectionShared: @unchecked Sendable {
         }
     }
 
-    func admissionOutcome() async -> Result<[UInt8]?, RelayClientError> {
+    func admissionOutcome() async -> Result<[UInt8]?, ConnectionError> {
         await withCheckedContinuation { continuation in
-            let ready: Result<[UInt8]?, RelayClientError>? = condition.withLock {
+            let ready: Result<[UInt8]?, ConnectionError>? = condition.withLock {
                 if let admission { return admission }
                 admissionWaiters.append(continuation)
                 return nil
@@ -397,7 +373,7 @@ final class ConnectionShared: @unchecked Sendable {
     /// The wake descriptor the thread polls (valid until `finish`).
     var wakeDescriptor: Int32 { condition.withLock { wakeFD } }
 
-    func setAdmission(_ result: Result<[UInt8]?, RelayClientError>) {
+    func setAdmission(_ result: Result<[UInt8]?, ConnectionError>) {
         let waiters = condition.withLock {
             admission = result
             condition.broadcast()
@@ -439,7 +415,7 @@ final class ConnectionShared: @unchecked Sendable {
     }
 
     /// The end: recorded, delivered as the last event, the wake descriptor closed.
-    func finish(_ end: RelayConnectionEnd) {
+    func finish(_ end: FramePipeEnd) {
         condition.withLock {
             ending = end
             outgoing = []
@@ -456,16 +432,18 @@ final class ConnectionShared: @unchecked Sendable {
     }
 
     /// An event from the connection's thread: to the handler if one is set, else the queue.
-    func deliver(_ event: RelayConnectionEvent) {
+    func deliver(_ event: FramePipeEvent) {
         delivery.lock()
         defer { delivery.unlock() }
         if let handler { handler(event) } else { events.push(event) }
     }
 
-    func install(_ handler: @escaping @Sendable (RelayConnectionEvent) -> Void) {
+    func install(_ handler: @escaping @Sendable (FramePipeEvent) -> Void) {
         delivery.lock()
         defer { delivery.unlock() }
         while let waiting = events.next(timeout: 0) { handler(waiting) }
         self.handler = handler
     }
 }
+
+extension RelayConnection: FramePipe {}

@@ -1,4 +1,5 @@
 import Glibc
+import Plumbing
 
 /// Where a relay is, parsed the way the iTerm2 phone parses the `relay=` of a pairing QR:
 /// `https://host[:port]` and nothing else (no user info, no path beyond `/`, no query or
@@ -26,9 +27,9 @@ public struct RelayEndpoint: Hashable, Sendable, CustomStringConvertible {
     public var trustedCertificatesFile: String?
 
     /// Parses `text`; throws `invalidEndpoint` saying what is wrong.
-    public init(parsing text: String) throws(RelayClientError) {
-        func invalid(_ why: String) -> RelayClientError {
-            RelayClientError(.invalidEndpoint, "bad relay URL \(text): \(why)")
+    public init(parsing text: String) throws(ConnectionError) {
+        func invalid(_ why: String) -> ConnectionError {
+            ConnectionError(.invalidEndpoint, "bad relay URL \(text): \(why)")
         }
         guard text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw invalid("only printable ASCII without spaces is allowed")

@@ -1,5 +1,6 @@
 import Foundation
 import HerdrCrypto
+import Plumbing
 import RelayProtocol
 import WebWire
 
@@ -52,18 +53,18 @@ public struct RelayHTTPClient: Sendable {
     // MARK: - Endpoints
 
     /// `GET /healthz`: throws unless the relay answers `{"ok":true}`.
-    public func healthz() throws(RelayClientError) {
+    public func healthz() throws(ConnectionError) {
         let response = try request(method: "GET", path: "/healthz", room: nil, body: nil)
         try Self.expectOK(response, "/healthz")
     }
 
     /// `POST /attest/challenge`: a fresh 32-byte challenge for `room`.
-    public func attestChallenge(room: String) throws(RelayClientError) -> [UInt8] {
+    public func attestChallenge(room: String) throws(ConnectionError) -> [UInt8] {
         let response = try post("/attest/challenge", room: room)
         try Self.expectOK(response, "/attest/challenge")
         guard let challenge = RelayJSON.bytes(response.json?["challenge"]), challenge.count == RelayLimits.nonceSize
         else {
-            throw RelayClientError(
+            throw ConnectionError(
                 .protocolViolation, "relay answered /attest/challenge without a 32-byte challenge",
                 status: response.status)
         }
@@ -73,7 +74,7 @@ public struct RelayHTTPClient: Sendable {
     /// `POST /register`: uploads the room's verifier V with the registration token a phone got
     /// at admission. Once per room; a second call fails with 403 `already registered`.
     public func register(room: String, registrationToken: [UInt8], verifier: Ed25519PublicKey)
-        throws(RelayClientError)
+        throws(ConnectionError)
     {
         let body =
             "{\"registrationToken\":\"\(Data(registrationToken).base64EncodedString())\",\"verifier\":\"\(Data(verifier.raw).base64EncodedString())\"}"
@@ -86,7 +87,7 @@ public struct RelayHTTPClient: Sendable {
     /// established room before it looks at the token (interop-facts §5 order), and `bad token`
     /// for a room with no verifier. A device uses it to tell "the computer is away" from "the
     /// pairing is gone" in open mode, where a room with no verifier admits any join.
-    public func roomIsEstablished(room: String, verifier: Ed25519PublicKey) throws(RelayClientError) -> Bool {
+    public func roomIsEstablished(room: String, verifier: Ed25519PublicKey) throws(ConnectionError) -> Bool {
         let body =
             "{\"registrationToken\":\"\(Data([UInt8](repeating: 0, count: RelayLimits.tokenSize)).base64EncodedString())\",\"verifier\":\"\(Data(verifier.raw).base64EncodedString())\"}"
         let response = try post("/register", room: room, body: Array(body.utf8))
@@ -94,7 +95,7 @@ public struct RelayHTTPClient: Sendable {
         case (403, "already registered"): return true
         case (403, "bad token"): return false
         default:
-            throw RelayClientError(
+            throw ConnectionError(
                 .httpStatus, "relay answered the room check with \(response.summary)", status: response.status,
                 serverError: response.errorText)
         }
@@ -103,13 +104,13 @@ public struct RelayHTTPClient: Sendable {
     /// `POST /delete`: fetches a challenge, signs the delete transcript with the join key and
     /// posts `{challenge, signature}`. The relay wipes the room and closes its sockets with 1000
     /// `room deleted`.
-    public func deleteRoom(room: String, joinKey: RelayJoinKey) throws(RelayClientError) {
+    public func deleteRoom(room: String, joinKey: RelayJoinKey) throws(ConnectionError) {
         let challenge = try attestChallenge(room: room)
         let signature: [UInt8]
         do {
             signature = try joinKey.signDelete(challenge: challenge, room: room, origin: endpoint.origin)
         } catch {
-            throw RelayClientError(.protocolViolation, "signing the delete failed: \(error)")
+            throw ConnectionError(.protocolViolation, "signing the delete failed: \(error)")
         }
         let body =
             "{\"challenge\":\"\(Data(challenge).base64EncodedString())\",\"signature\":\"\(Data(signature).base64EncodedString())\"}"
@@ -124,14 +125,14 @@ public struct RelayHTTPClient: Sendable {
     /// the relay must refuse).
     public func post(
         _ path: String, room: String, body: [UInt8] = [], extraHeaders: [(String, String)] = []
-    ) throws(RelayClientError) -> RelayHTTPResponse {
+    ) throws(ConnectionError) -> RelayHTTPResponse {
         try request(method: "POST", path: path, room: room, body: body, extraHeaders: extraHeaders)
     }
 
     /// One request on a fresh connection; the answer whatever its status.
     public func request(
         method: String, path: String, room: String?, body: [UInt8]?, extraHeaders: [(String, String)] = []
-    ) throws(RelayClientError) -> RelayHTTPResponse {
+    ) throws(ConnectionError) -> RelayHTTPResponse {
         var headers: [(String, String)] = [("Host", endpoint.authority), ("User-Agent", RelayLimits.userAgent)]
         if let room { headers.append((RelayLimits.roomHeader, room)) }
         if let body {
@@ -142,7 +143,7 @@ public struct RelayHTTPClient: Sendable {
         headers += extraHeaders
         for (name, value) in headers + [(method, path)]
         where name.utf8.contains(where: { $0 < 0x20 }) || value.utf8.contains(where: { $0 < 0x20 }) {
-            throw RelayClientError(.protocolViolation, "a request header may not contain control characters")
+            throw ConnectionError(.protocolViolation, "a request header may not contain control characters")
         }
         var text = "\(method) \(path) HTTP/1.1\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
@@ -155,7 +156,7 @@ public struct RelayHTTPClient: Sendable {
 
     /// Reads a response head and its body (Content-Length, or up to the end of the stream).
     static func readResponse(_ transport: RelayTransport, deadline: Deadline, what: String)
-        throws(RelayClientError) -> RelayHTTPResponse
+        throws(ConnectionError) -> RelayHTTPResponse
     {
         var parser = HTTPResponseHeadParser()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 16)
@@ -165,7 +166,7 @@ public struct RelayHTTPClient: Sendable {
         while head == nil {
             let count = try transport.readSome(into: buffer, deadline: deadline, what: what)
             guard count > 0 else {
-                throw RelayClientError(.connectionLost, "the relay closed the connection before answering \(what)")
+                throw ConnectionError(.connectionLost, "the relay closed the connection before answering \(what)")
             }
             parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             do {
@@ -174,43 +175,43 @@ public struct RelayHTTPClient: Sendable {
                     body = leftover
                 }
             } catch {
-                throw RelayClientError(.protocolViolation, "the relay's answer to \(what) is not HTTP: \(error.reason)")
+                throw ConnectionError(.protocolViolation, "the relay's answer to \(what) is not HTTP: \(error.reason)")
             }
         }
-        guard let head else { throw RelayClientError(.protocolViolation, "no answer to \(what)") }
+        guard let head else { throw ConnectionError(.protocolViolation, "no answer to \(what)") }
         let lengths = head.headers.filter { $0.name.lowercased() == "content-length" }.map(\.value)
         var expected: Int?
         if let first = lengths.first {
             guard Set(lengths).count == 1, let length = Int(first), length >= 0 else {
-                throw RelayClientError(.protocolViolation, "the relay's answer to \(what) has a bad Content-Length")
+                throw ConnectionError(.protocolViolation, "the relay's answer to \(what) has a bad Content-Length")
             }
             expected = length
         }
         if let expected, expected > maximumBodySize {
-            throw RelayClientError(.protocolViolation, "the relay's answer to \(what) is too large")
+            throw ConnectionError(.protocolViolation, "the relay's answer to \(what) is too large")
         }
         while body.count < (expected ?? Int.max) {
             let count = try transport.readSome(into: buffer, deadline: deadline, what: what)
             if count == 0 {
                 if expected == nil { break }
-                throw RelayClientError(.connectionLost, "the relay's answer to \(what) ended early")
+                throw ConnectionError(.connectionLost, "the relay's answer to \(what) ended early")
             }
             body.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             if body.count > maximumBodySize {
-                throw RelayClientError(.protocolViolation, "the relay's answer to \(what) is too large")
+                throw ConnectionError(.protocolViolation, "the relay's answer to \(what) is too large")
             }
         }
         if let expected, body.count > expected { body.removeSubrange(expected...) }
         return RelayHTTPResponse(status: head.status, reason: head.reason, body: body)
     }
 
-    static func expectOK(_ response: RelayHTTPResponse, _ path: String) throws(RelayClientError) {
+    static func expectOK(_ response: RelayHTTPResponse, _ path: String) throws(ConnectionError) {
         guard !response.isOK else { return }
         if response.status == 200 {
-            throw RelayClientError(
+            throw ConnectionError(
                 .protocolViolation, "relay answered \(path) with 200 but not {\"ok\":true}", status: 200)
         }
-        throw RelayClientError(
+        throw ConnectionError(
             .httpStatus, "relay refused \(path): \(response.summary)", status: response.status,
             serverError: response.errorText)
     }

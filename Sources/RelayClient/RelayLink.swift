@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Plumbing
 import RelayProtocol
 import Synchronization
 
@@ -79,7 +80,7 @@ public final class RelayLink: Sendable {
         /// A frame from the peer on the current connection.
         case frame([UInt8])
         /// The current connection ended; the link reconnects unless it stops.
-        case connectionEnded(RelayConnectionEnd)
+        case connectionEnded(FramePipeEnd)
         case waiting(retryIn: Double, reason: String)
         /// The link gave up for good; the last event.
         case stopped(StopReason)
@@ -269,7 +270,7 @@ public final class RelayLink: Sendable {
     public static let soonRetries = 20
 
     /// After an admitted connection ended.
-    public static func disposition(after end: RelayConnectionEnd) -> Disposition {
+    public static func disposition(after end: FramePipeEnd) -> Disposition {
         switch end {
         case .closedByRelay(let close): disposition(afterClose: close)
         case .closedLocally: .retry(reason: "closed")
@@ -278,7 +279,7 @@ public final class RelayLink: Sendable {
     }
 
     /// After an attempt failed before admission.
-    public static func disposition(after error: RelayClientError) -> Disposition {
+    public static func disposition(after error: ConnectionError) -> Disposition {
         switch error.kind {
         case .refused:
             let reason = error.serverError ?? ""

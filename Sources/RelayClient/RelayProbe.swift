@@ -1,5 +1,6 @@
 import Foundation
 import HerdrCrypto
+import Plumbing
 import RelayProtocol
 
 /// What `herdr-relay probe URL` does: checks a relay end to end as a client sees it, in fresh

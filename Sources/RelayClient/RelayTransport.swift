@@ -1,5 +1,6 @@
 import CSystem
 import Glibc
+import Plumbing
 import TLS
 
 /// What one non-blocking read or write did.
@@ -11,7 +12,7 @@ enum TransportIO {
     case wantWrite
     /// The peer ended the stream.
     case closed
-    case failed(RelayClientError)
+    case failed(ConnectionError)
 }
 
 /// One TCP connection (non-blocking socket, optionally TLS) driven by one thread. The blocking
@@ -41,7 +42,7 @@ final class RelayTransport {
     /// `timeout`), and does the TLS handshake when the endpoint wants it.
     static func open(
         _ endpoint: RelayEndpoint, timeout: Double, wakeFD: Int32 = -1, isCancelled: @escaping () -> Bool = { false }
-    ) throws(RelayClientError) -> RelayTransport {
+    ) throws(ConnectionError) -> RelayTransport {
         let deadline = Deadline(seconds: timeout)
         let fd = try connect(
             host: endpoint.connectHost, port: endpoint.connectPort, deadline: deadline, wakeFD: wakeFD,
@@ -57,7 +58,7 @@ final class RelayTransport {
 
     private static func connect(
         host: String, port: UInt16, deadline: Deadline, wakeFD: Int32, isCancelled: () -> Bool
-    ) throws(RelayClientError) -> Int32 {
+    ) throws(ConnectionError) -> Int32 {
         let target = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -68,7 +69,7 @@ final class RelayTransport {
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let first = list else {
             let reason = status == 0 ? "no address" : String(cString: gai_strerror(status))
-            throw RelayClientError(.unreachable, "cannot resolve \(host): \(reason)")
+            throw ConnectionError(.unreachable, "cannot resolve \(host): \(reason)")
         }
         defer { freeaddrinfo(first) }
         var lastError = "no address"
@@ -102,7 +103,7 @@ final class RelayTransport {
                 }
                 if isCancelled() {
                     Glibc.close(fd)
-                    throw RelayClientError(.cancelled, "connecting to \(target) was cancelled")
+                    throw ConnectionError(.cancelled, "connecting to \(target) was cancelled")
                 }
                 if ready > 0 && fds.count > 1 && fds[1].revents != 0 { drainWake(wakeFD) }
                 if ready > 0 && fds[0].revents != 0 {
@@ -117,18 +118,18 @@ final class RelayTransport {
             lastError = outcome == ETIMEDOUT ? "timed out" : String(cString: strerror(outcome))
             Glibc.close(fd)
         }
-        throw RelayClientError(.unreachable, "cannot connect to \(target): \(lastError)")
+        throw ConnectionError(.unreachable, "cannot connect to \(target): \(lastError)")
     }
 
     private func startTLS(serverName: String, trustedCertificatesFile: String?, deadline: Deadline)
-        throws(RelayClientError)
+        throws(ConnectionError)
     {
         let connection: TLSConnection
         do {
             let context = try TLSContext.client(trustedCertificatesFile: trustedCertificatesFile)
             connection = try TLSConnection(context: context, fd: fd, role: .client(serverName: serverName))
         } catch {
-            throw RelayClientError(.tls, "TLS setup failed: \(error)")
+            throw ConnectionError(.tls, "TLS setup failed: \(error)")
         }
         tls = connection
         while true {
@@ -142,7 +143,7 @@ final class RelayTransport {
                     error.kind == .verification && trustedCertificatesFile == nil
                     ? " (a relay with a certificate from a private CA needs that CA in the system's trust store, or SSL_CERT_FILE=CA.pem in the environment)"
                     : ""
-                throw RelayClientError(.tls, error.message + hint)
+                throw ConnectionError(.tls, error.message + hint)
             }
         }
     }
@@ -156,7 +157,7 @@ final class RelayTransport {
             case .wantRead: return .wantRead
             case .wantWrite: return .wantWrite
             case .closed: return .closed
-            case .failed(let error): return .failed(RelayClientError(.tls, error.message))
+            case .failed(let error): return .failed(ConnectionError(.tls, error.message))
             }
         }
         while true {
@@ -167,7 +168,7 @@ final class RelayTransport {
             case EINTR: continue
             case EAGAIN: return .wantRead
             default:
-                return .failed(RelayClientError(.connectionLost, "reading from the relay failed: \(Self.lastError)"))
+                return .failed(ConnectionError(.connectionLost, "reading from the relay failed: \(Self.lastError)"))
             }
         }
     }
@@ -179,7 +180,7 @@ final class RelayTransport {
             case .wantRead: return .wantRead
             case .wantWrite: return .wantWrite
             case .closed: return .closed
-            case .failed(let error): return .failed(RelayClientError(.tls, error.message))
+            case .failed(let error): return .failed(ConnectionError(.tls, error.message))
             }
         }
         while true {
@@ -189,7 +190,7 @@ final class RelayTransport {
             case EINTR: continue
             case EAGAIN: return .wantWrite
             default:
-                return .failed(RelayClientError(.connectionLost, "writing to the relay failed: \(Self.lastError)"))
+                return .failed(ConnectionError(.connectionLost, "writing to the relay failed: \(Self.lastError)"))
             }
         }
     }
@@ -206,7 +207,7 @@ final class RelayTransport {
     // MARK: - Blocking helpers
 
     /// Writes every byte before `deadline`.
-    func writeAll(_ bytes: [UInt8], deadline: Deadline, what: String) throws(RelayClientError) {
+    func writeAll(_ bytes: [UInt8], deadline: Deadline, what: String) throws(ConnectionError) {
         var offset = 0
         while offset < bytes.count {
             let result = bytes.withUnsafeBytes { all in write(UnsafeRawBufferPointer(rebasing: all[offset...])) }
@@ -214,7 +215,7 @@ final class RelayTransport {
             case .bytes(let count): offset += count
             case .wantRead: try wait(forWritable: false, deadline: deadline, what: what)
             case .wantWrite: try wait(forWritable: true, deadline: deadline, what: what)
-            case .closed: throw RelayClientError(.connectionLost, "the relay closed the connection during \(what)")
+            case .closed: throw ConnectionError(.connectionLost, "the relay closed the connection during \(what)")
             case .failed(let error): throw error
             }
         }
@@ -222,7 +223,7 @@ final class RelayTransport {
 
     /// Reads at least one byte before `deadline`; 0 means the peer ended the stream.
     func readSome(into buffer: UnsafeMutableRawBufferPointer, deadline: Deadline, what: String)
-        throws(RelayClientError) -> Int
+        throws(ConnectionError) -> Int
     {
         while true {
             switch read(into: buffer) {
@@ -237,15 +238,15 @@ final class RelayTransport {
 
     /// Waits until the socket is readable (or writable), the deadline passes (`timeout`), or the
     /// wait is cancelled.
-    func wait(forWritable: Bool, deadline: Deadline, what: String) throws(RelayClientError) {
+    func wait(forWritable: Bool, deadline: Deadline, what: String) throws(ConnectionError) {
         while true {
-            if isCancelled() { throw RelayClientError(.cancelled, "\(what) was cancelled") }
-            if deadline.hasPassed { throw RelayClientError(.timeout, "the relay did not answer in time (\(what))") }
+            if isCancelled() { throw ConnectionError(.cancelled, "\(what) was cancelled") }
+            if deadline.hasPassed { throw ConnectionError(.timeout, "the relay did not answer in time (\(what))") }
             var fds = [pollfd(fd: fd, events: Int16(forWritable ? POLLOUT : POLLIN), revents: 0)]
             if wakeFD >= 0 { fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)) }
             let ready = poll(&fds, nfds_t(fds.count), deadline.pollMilliseconds(cap: 200))
             if ready < 0 && errno != EINTR {
-                throw RelayClientError(.connectionLost, "poll failed: \(Self.lastError)")
+                throw ConnectionError(.connectionLost, "poll failed: \(Self.lastError)")
             }
             if ready > 0 && fds[0].revents != 0 { return }
             if ready > 0 && fds.count > 1 && fds[1].revents != 0 { Self.drainWake(wakeFD) }

@@ -2,6 +2,7 @@ import AppAttest
 import CLISupport
 import Foundation
 import PeerGate
+import Plumbing
 import RelayClient
 import RelayServer
 import RelayStorage
@@ -58,7 +59,7 @@ public struct ServeSettings: Sendable {
                 "--origin (or RELAY_ORIGIN) is required: the https://host[:port] clients use to reach this relay")
         }
         // The same parsing clients use, so the origin they sign is the one the relay checks.
-        do throws(RelayClientError) {
+        do throws(ConnectionError) {
             self.origin = try RelayEndpoint(parsing: origin).origin
         } catch {
             throw arguments.usageError(

@@ -2,6 +2,7 @@ import CLISupport
 import Foundation
 import HerdrHostAgent
 import HerdrKit
+import Plumbing
 import RelayClient
 import RelayProtocol
 
@@ -74,7 +75,7 @@ enum DeviceCommands {
                 guard let secret, let key = try? RelayJoinKey(roomSecret: secret),
                     let endpoint = try? RelayEndpoint(parsing: device.relay ?? "")
                 else { return "no room secret is kept here, so the relay room was not deleted" }
-                do throws(RelayClientError) {
+                do throws(ConnectionError) {
                     try RelayHTTPClient(endpoint: endpoint).deleteRoom(room: device.room, joinKey: key)
                     return "the relay room was deleted"
                 } catch {

@@ -8,6 +8,7 @@ import HerdrKit
 import HomeRoad
 import Noise
 import PeerGateListener
+import Plumbing
 import RelayClient
 import Synchronization
 
@@ -79,7 +80,7 @@ enum PairCommand {
                         "give the relay with --relay https://host[:port] (it is remembered for the next pairing), "
                             + "or pair on the home network alone with --no-relay")
                 }
-                do throws(RelayClientError) {
+                do throws(ConnectionError) {
                     relay = try RelayEndpoint(parsing: relayText)
                 } catch {
                     throw arguments.usageError(

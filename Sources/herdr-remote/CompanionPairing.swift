@@ -7,7 +7,6 @@ import HerdrCrypto
 import HerdrKit
 import HomeRoad
 import Noise
-import RelayClient
 import Synchronization
 
 /// `pair` with a `herdr://companion` code: through the relay (or, for a code without one, on the

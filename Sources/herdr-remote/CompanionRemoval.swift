@@ -1,6 +1,7 @@
 import CLISupport
 import Companion
 import HerdrKit
+import Plumbing
 import RelayClient
 import RelayProtocol
 
@@ -20,7 +21,7 @@ enum CompanionRemoval {
                 let computerKey = Base64URL.decodeCanonical(road.computerKey)
             else { return "no room secret was kept, so the relay room was not deleted" }
             let room = RoomName.derive(staticPublicKey: computerKey, pid: road.pairingID)
-            do throws(RelayClientError) {
+            do throws(ConnectionError) {
                 try RelayHTTPClient(endpoint: endpoint).deleteRoom(room: room, joinKey: key)
                 return "the relay room was deleted, so the computer knows the pairing is gone"
             } catch {

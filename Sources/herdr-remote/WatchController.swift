@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import HerdrAgents
 import HerdrKit
-import RelayClient
+import Plumbing
 
 /// `watch`'s shell: follows every computer's board (`ComputerBoardWatch`), tells the person about
 /// agents that became `blocked` or `done` (`NotificationGate`, `Notifier`), and on a terminal shows

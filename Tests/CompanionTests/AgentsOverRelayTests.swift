@@ -3,7 +3,6 @@ import Foundation
 import HerdrAgents
 import HerdrKit
 import Noise
-import RelayClient
 import Synchronization
 import TestSupport
 import Testing

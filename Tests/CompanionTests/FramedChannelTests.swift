@@ -3,7 +3,7 @@ import Glibc
 import HerdrCrypto
 import HomeRoad
 import Noise
-import RelayClient
+import Plumbing
 import Testing
 
 /// `FramedChannel` over a real home-road connection pair (a socket pair): the channel keeps the
@@ -49,7 +49,7 @@ import Testing
 
     static func next(_ connection: HomeConnection) throws -> [UInt8] {
         guard case .message(let frame) = connection.receive(timeout: 10) else {
-            throw RelayClientError(.connectionLost, "no frame within 10 s")
+            throw ConnectionError(.connectionLost, "no frame within 10 s")
         }
         return frame
     }

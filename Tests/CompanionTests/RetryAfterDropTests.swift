@@ -1,6 +1,5 @@
 import HomeRoad
 import Noise
-import RelayClient
 import RelayProtocol
 import Testing
 

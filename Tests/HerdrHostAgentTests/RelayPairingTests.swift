@@ -5,6 +5,7 @@ import HerdrCrypto
 import HerdrHostAgent
 import HerdrKit
 import Noise
+import Plumbing
 import RelayClient
 import RelayProtocol
 import TestSupport
@@ -123,7 +124,7 @@ import Testing
         let fresh = try #require(host.waitForCompanionCode(after: 1))
         #expect(fresh != code)
         let old = try CompanionCode(parsing: code)
-        let refusal = #expect(throws: RelayClientError.self) {
+        let refusal = #expect(throws: ConnectionError.self) {
             try RelayConnection.connect(to: try #require(old.relay), room: old.room, role: .phone, credential: .none)
         }
         #expect(refusal?.serverError == "mac offline", "\(String(describing: refusal))")
@@ -190,7 +191,7 @@ import Testing
                 try RelayConnection.connect(
                     to: try #require(parsed.relay), room: parsed.room, role: .phone, credential: .none))
         }
-        let ninth = #expect(throws: RelayClientError.self) {
+        let ninth = #expect(throws: ConnectionError.self) {
             try RelayConnection.connect(
                 to: try #require(parsed.relay), room: parsed.room, role: .phone, credential: .none)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import HerdrCrypto
+import Plumbing
 import RelayClient
 import RelayProtocol
 import TestSupport
@@ -53,7 +54,7 @@ import Testing
             to: endpoint, room: room, role: .mac, credential: .none, options: Self.options())
         defer { mac.close() }
         // Without a ticket the phone is refused, as the relay's probe reports it.
-        #expect(throws: RelayClientError.self) {
+        #expect(throws: ConnectionError.self) {
             let phone = try RelayConnection.connect(
                 to: endpoint, room: room, role: .phone, credential: .none, options: Self.options())
             phone.close()
@@ -88,7 +89,7 @@ import Testing
         #expect(registered == 200, "\(refusal)")
         #expect(try http.roomIsEstablished(room: room, verifier: key.verifier))
         // The ticket was single use.
-        #expect(throws: RelayClientError.self) {
+        #expect(throws: ConnectionError.self) {
             let again = try RelayConnection.connect(
                 to: endpoint, room: room, role: .phone, credential: .ticket(ticket), options: Self.options())
             again.close()

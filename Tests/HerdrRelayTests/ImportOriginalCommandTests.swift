@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HerdrCrypto
+import Plumbing
 import RelayClient
 import RelayProtocol
 import TestSupport
@@ -62,7 +63,7 @@ import Testing
             return
         }
         #expect(bytes == Array("no re-pairing".utf8))
-        #expect(throws: RelayClientError.self) {
+        #expect(throws: ConnectionError.self) {
             try RelayConnection.connect(to: endpoint, room: room, role: .mac, credential: .none)
         }
         mac.close()
@@ -97,7 +98,7 @@ import Testing
             toHost: "127.0.0.1", port: relay.port, tls: false)
         let mac = try RelayConnection.connect(to: endpoint, room: room, role: .mac, credential: .joinKey(key))
         defer { mac.close() }
-        let unsigned = try #require(throws: RelayClientError.self) {
+        let unsigned = try #require(throws: ConnectionError.self) {
             try RelayConnection.connect(to: endpoint, room: room, role: .phone, credential: .none)
         }
         #expect(unsigned.serverError == "signature required")

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HerdrCrypto
+import Plumbing
 import RelayClient
 import RelayProtocol
 import TestSupport
@@ -130,7 +131,7 @@ struct RelayClusterTests {
             #expect((Int(try cluster.roomField(room, "qb")) ?? 0) >= 20_000, "the counted bytes of \(room) survived")
         }
         // Established for the whole cluster still: an unsigned Mac is refused.
-        let unsigned = try #require(throws: RelayClientError.self) {
+        let unsigned = try #require(throws: ConnectionError.self) {
             try RelayConnection.connect(
                 to: cluster.endpoint, room: established[0].room, role: .mac, credential: .none, options: Self.options())
         }
@@ -191,7 +192,7 @@ struct RelayClusterTests {
             #expect(phone.receive(timeout: 5) == .message([1, 2, 3]))
         }
         let (other, otherKey) = (Hex.encode(SecureRandom.bytes(32)), key)
-        let refused = try #require(throws: RelayClientError.self) {
+        let refused = try #require(throws: ConnectionError.self) {
             try RelayConnection.connect(
                 to: cluster.endpoint, room: other, role: .mac, credential: .joinKey(otherKey), options: Self.options())
         }
@@ -200,7 +201,7 @@ struct RelayClusterTests {
         try cluster.haproxy.waitUntil(timeout: 20) { $0.values.allSatisfy { $0 == "UP" } }
         try phone.send([9])
         #expect(mac.receive(timeout: 5) == .message([9]))
-        let unsigned = try #require(throws: RelayClientError.self) {
+        let unsigned = try #require(throws: ConnectionError.self) {
             try RelayConnection.connect(
                 to: cluster.endpoint, room: room, role: .phone, credential: .none, options: Self.options())
         }
@@ -237,7 +238,7 @@ struct RelayClusterTests {
         }
     }
 
-    func expectEnd(_ connection: RelayConnection) throws -> RelayConnectionEnd {
+    func expectEnd(_ connection: RelayConnection) throws -> FramePipeEnd {
         connection.waitUntilEnded(timeout: 10)
         return try #require(connection.end)
     }

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import HomeRoad
-import RelayClient
+import Plumbing
 import Synchronization
 import Testing
 
@@ -53,11 +53,11 @@ import Testing
         #expect(wire.withUnsafeBytes { write(peer, $0.baseAddress, $0.count) } == wire.count)
         #expect(connection.receive(timeout: 5) == .message([9, 9]))
         #expect(connection.receive(timeout: 5) == .message(big))
-        #expect(throws: RelayClientError.self) { try connection.send([]) }
-        #expect(throws: RelayClientError.self) { try connection.send([UInt8](repeating: 0, count: 65536)) }
+        #expect(throws: ConnectionError.self) { try connection.send([]) }
+        #expect(throws: ConnectionError.self) { try connection.send([UInt8](repeating: 0, count: 65536)) }
         connection.close()
         #expect(connection.waitUntilEnded(timeout: 5) == .closedLocally)
-        #expect(throws: RelayClientError.self) { try connection.send([1]) }
+        #expect(throws: ConnectionError.self) { try connection.send([1]) }
     }
 
     @Test func aPeerBreakingTheFramingEndsTheConnectionAsAProtocolViolation() throws {
@@ -80,7 +80,7 @@ import Testing
         close(peer)
         // Let the frames arrive in the queue before the handler is set.
         #expect(connection.waitUntilEnded(timeout: 5) != nil)
-        let seen = Mutex<[RelayConnectionEvent]>([])
+        let seen = Mutex<[FramePipeEvent]>([])
         let done = DispatchSemaphore(value: 0)
         connection.deliver { event in
             seen.withLock { $0.append(event) }

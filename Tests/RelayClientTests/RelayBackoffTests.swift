@@ -1,3 +1,4 @@
+import Plumbing
 import RelayClient
 import RelayProtocol
 import Testing
@@ -86,14 +87,14 @@ struct RelayBackoffTests {
             }
         }
         #expect(isRetry(RelayLink.disposition(after: .closedLocally)))
-        #expect(isRetry(RelayLink.disposition(after: .failed(RelayClientError(.keepaliveTimeout, "x")))))
+        #expect(isRetry(RelayLink.disposition(after: .failed(ConnectionError(.keepaliveTimeout, "x")))))
     }
 
     @Test("refusals that mean re-pair stop the link; transient ones retry")
     func refusals() {
         func refused(_ reason: String) -> RelayLink.Disposition {
             RelayLink.disposition(
-                after: RelayClientError(
+                after: ConnectionError(
                     .refused, "refused", serverError: reason, close: RelayClose(code: 1008, reason: reason)))
         }
         #expect(refused("bad signature") == .stop(.needsRepairing("bad signature")))
@@ -107,27 +108,27 @@ struct RelayBackoffTests {
             }
         }
         // A close before any Result (a phone over the pairing cycle cap gets only the close).
-        let capped = RelayClientError(.closed, "closed", close: .pairingCycleCap)
+        let capped = ConnectionError(.closed, "closed", close: .pairingCycleCap)
         #expect(RelayLink.disposition(after: capped) == .stop(.pairingCycleCap))
         // A Hello the relay could not read is closed with no Result, as upstream does it.
-        let badHello = RelayClientError(.closed, "closed", close: .refused(.badHello))
+        let badHello = ConnectionError(.closed, "closed", close: .refused(.badHello))
         #expect(RelayLink.disposition(after: badHello) == .stop(.refused("bad hello")))
         // HTTP: a refusal of the request itself stops; overload and proxies retry.
         #expect(
-            RelayLink.disposition(after: RelayClientError(.httpStatus, "x", status: 403, serverError: "forbidden"))
+            RelayLink.disposition(after: ConnectionError(.httpStatus, "x", status: 403, serverError: "forbidden"))
                 == .stop(.refused("HTTP 403 forbidden")))
         for status in [429, 502, 503] {
-            guard case .retry = RelayLink.disposition(after: RelayClientError(.httpStatus, "x", status: status)) else {
+            guard case .retry = RelayLink.disposition(after: ConnectionError(.httpStatus, "x", status: status)) else {
                 Issue.record("HTTP \(status) should be retried")
                 continue
             }
         }
-        #expect(isRetry(RelayLink.disposition(after: RelayClientError(.unreachable, "down"))))
+        #expect(isRetry(RelayLink.disposition(after: ConnectionError(.unreachable, "down"))))
         // Another relay node holds the room: come back soon (HTTP 421, close 4421 before or after admission).
         #expect(
-            RelayLink.disposition(after: RelayClientError(.httpStatus, "x", status: 421, serverError: "reshard"))
+            RelayLink.disposition(after: ConnectionError(.httpStatus, "x", status: 421, serverError: "reshard"))
                 == .retrySoon(reason: "HTTP 421 reshard"))
-        guard case .retrySoon = RelayLink.disposition(after: RelayClientError(.closed, "closed", close: .reshard))
+        guard case .retrySoon = RelayLink.disposition(after: ConnectionError(.closed, "closed", close: .reshard))
         else {
             Issue.record("a 4421 close should be retried soon")
             return

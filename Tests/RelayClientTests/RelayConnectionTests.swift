@@ -1,5 +1,6 @@
 import Foundation
 import HerdrCrypto
+import Plumbing
 import RelayClient
 import RelayProtocol
 import Synchronization
@@ -30,7 +31,7 @@ struct RelayConnectionTests {
         let established = try EstablishedRoom(relay)
         established.close()
         // Now {} no longer admits a Mac.
-        let unsigned = try #require(throws: RelayClientError.self) {
+        let unsigned = try #require(throws: ConnectionError.self) {
             try connect(relay, room: established.room, role: .mac)
         }
         #expect(unsigned.serverError == "signature required")
@@ -49,7 +50,7 @@ struct RelayConnectionTests {
         let established = try EstablishedRoom(relay)
         defer { established.close() }
         let stranger = try RelayJoinKey(roomSecret: RelayJoinKey.makeRoomSecret())
-        let error = try #require(throws: RelayClientError.self) {
+        let error = try #require(throws: ConnectionError.self) {
             try connect(relay, room: established.room, role: .phone, credential: .joinKey(stranger))
         }
         #expect(error.kind == .refused)
@@ -68,7 +69,7 @@ struct RelayConnectionTests {
         let first = try connect(relay, room: room, role: .mac)
         var options = quickOptions()
         options.nonDisplacing = true
-        let error = try #require(throws: RelayClientError.self) {
+        let error = try #require(throws: ConnectionError.self) {
             try connect(relay, room: room, role: .mac, options: options)
         }
         #expect(error.serverError == "slot occupied")
@@ -82,7 +83,7 @@ struct RelayConnectionTests {
     @Test("a phone with no Mac parked is refused with mac offline")
     func macOffline() throws {
         let relay = try TestRelay()
-        let error = try #require(throws: RelayClientError.self) {
+        let error = try #require(throws: ConnectionError.self) {
             try connect(relay, room: randomRoom(), role: .phone)
         }
         #expect(error.serverError == "mac offline")
@@ -91,7 +92,7 @@ struct RelayConnectionTests {
     @Test("upgrade refusals carry the status and the relay's error")
     func upgradeRefused() throws {
         let relay = try TestRelay()
-        let error = try #require(throws: RelayClientError.self) {
+        let error = try #require(throws: ConnectionError.self) {
             try connect(relay, room: "not-a-room", role: .mac)
         }
         #expect(error.kind == .httpStatus)
@@ -114,7 +115,7 @@ struct RelayConnectionTests {
         #expect(mac.receive(timeout: 0.1) == nil)
         #expect(try expectEnd(phone) == .closedByRelay(.peerGone))
         // Sending on an ended connection fails clearly.
-        let error = try #require(throws: RelayClientError.self) { try mac.send([1]) }
+        let error = try #require(throws: ConnectionError.self) { try mac.send([1]) }
         #expect(error.kind == .closed)
     }
 
@@ -124,7 +125,7 @@ struct RelayConnectionTests {
         let room = randomRoom()
         let mac = try connect(relay, room: room, role: .mac)
         defer { mac.close() }
-        let error = try #require(throws: RelayClientError.self) {
+        let error = try #require(throws: ConnectionError.self) {
             try mac.send([UInt8](repeating: 0, count: RelayLimits.frameSize + 1))
         }
         #expect(error.kind == .frameTooLarge)
@@ -150,7 +151,7 @@ struct RelayConnectionTests {
         for index in 0..<10 { try mac.send([UInt8(index)]) }
         mac.close()
         var received: [[UInt8]] = []
-        var end: RelayConnectionEnd?
+        var end: FramePipeEnd?
         for await event in phone.events {
             switch event {
             case .message(let bytes): received.append(bytes)
@@ -183,7 +184,7 @@ struct RelayConnectionTests {
                     do {
                         try mac.send(frame)
                         break
-                    } catch let error as RelayClientError {
+                    } catch let error as ConnectionError {
                         guard error.kind == .backpressure, mac.waitUntilWritable(timeout: 10) else { return }
                     } catch {
                         return
@@ -219,7 +220,7 @@ struct RelayConnectionTests {
         // 64 MiB accepted the path is not stuck at all.
         let cap = 64 * 1024 * 1024
         var accepted = 0
-        var refusal: RelayClientError?
+        var refusal: ConnectionError?
         var stuck = false
         while !stuck && accepted < cap {
             refusal = nil
@@ -317,14 +318,14 @@ struct RelayConnectionTests {
         }
         try checkSplice(mac, phone)
         // Without the certificate in the trust store: refused, as TLS.
-        let untrusted = try #require(throws: RelayClientError.self) {
+        let untrusted = try #require(throws: ConnectionError.self) {
             try RelayHTTPClient(endpoint: relay.endpoint, timeout: 5).healthz()
         }
         #expect(untrusted.kind == .tls)
         // A certificate for another name.
         let wrongName = try RelayEndpoint(parsing: "https://other.test")
             .connecting(toHost: "127.0.0.1", port: relay.port).trusting(certificatesFile: certificate.certificate)
-        let mismatch = try #require(throws: RelayClientError.self) {
+        let mismatch = try #require(throws: ConnectionError.self) {
             try RelayHTTPClient(endpoint: wrongName, timeout: 5).healthz()
         }
         #expect(mismatch.kind == .tls)
@@ -363,7 +364,7 @@ struct RelayConnectionTests {
                         do {
                             try mac.send(frame(sender, index))
                             break
-                        } catch let error as RelayClientError where error.kind == .backpressure {
+                        } catch let error as ConnectionError where error.kind == .backpressure {
                             if mac.waitUntilWritable(timeout: 10) { continue }
                         } catch {}
                         failures.withLock { $0 += 1 }

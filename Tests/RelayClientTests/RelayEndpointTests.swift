@@ -1,3 +1,4 @@
+import Plumbing
 import RelayClient
 import Testing
 
@@ -84,7 +85,7 @@ struct RelayEndpointTests {
         #expect {
             try RelayEndpoint(parsing: url)
         } throws: { error in
-            guard let error = error as? RelayClientError else { return false }
+            guard let error = error as? ConnectionError else { return false }
             return error.kind == .invalidEndpoint && error.message.contains(why) && error.message.contains(url)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HerdrCrypto
+import Plumbing
 import RelayClient
 import RelayProtocol
 import RelayServer
@@ -125,7 +126,7 @@ func expectMessage(
 }
 
 /// The end event, within `timeout`, skipping frames.
-func expectEnd(_ connection: RelayConnection, timeout: Double = 5) throws -> RelayConnectionEnd {
+func expectEnd(_ connection: RelayConnection, timeout: Double = 5) throws -> FramePipeEnd {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         switch connection.receive(timeout: max(0.01, deadline.timeIntervalSinceNow)) {

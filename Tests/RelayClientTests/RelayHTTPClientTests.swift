@@ -1,4 +1,5 @@
 import HerdrCrypto
+import Plumbing
 import RelayClient
 import RelayProtocol
 import TestSupport
@@ -33,13 +34,13 @@ struct RelayHTTPClientTests {
         #expect(mac.registrationToken == nil)
         let key = try RelayJoinKey(roomSecret: RelayJoinKey.makeRoomSecret())
         // A wrong token first: refused, and it does not burn the room.
-        let wrong = try #require(throws: RelayClientError.self) {
+        let wrong = try #require(throws: ConnectionError.self) {
             try relay.http.register(room: room, registrationToken: SecureRandom.bytes(24), verifier: key.verifier)
         }
         #expect(wrong.status == 403)
         #expect(wrong.serverError == "bad token")
         try relay.http.register(room: room, registrationToken: token, verifier: key.verifier)
-        let again = try #require(throws: RelayClientError.self) {
+        let again = try #require(throws: ConnectionError.self) {
             try relay.http.register(room: room, registrationToken: token, verifier: key.verifier)
         }
         #expect(again.kind == .httpStatus)
@@ -57,7 +58,7 @@ struct RelayHTTPClientTests {
         let phone = try connect(relay, room: established.room, role: .phone, credential: .joinKey(established.joinKey))
         // A delete signed by another key is refused and changes nothing.
         let stranger = try RelayJoinKey(roomSecret: RelayJoinKey.makeRoomSecret())
-        let refused = try #require(throws: RelayClientError.self) {
+        let refused = try #require(throws: ConnectionError.self) {
             try relay.http.deleteRoom(room: established.room, joinKey: stranger)
         }
         #expect(refused.status == 403)
@@ -67,7 +68,7 @@ struct RelayHTTPClientTests {
         try relay.http.deleteRoom(room: established.room, joinKey: established.joinKey)
         #expect(try expectEnd(mac) == .closedByRelay(.roomDeleted))
         #expect(try expectEnd(phone) == .closedByRelay(.roomDeleted))
-        let gone = try #require(throws: RelayClientError.self) {
+        let gone = try #require(throws: ConnectionError.self) {
             try relay.http.deleteRoom(room: established.room, joinKey: established.joinKey)
         }
         #expect(gone.serverError == "not established")
@@ -91,7 +92,7 @@ struct RelayHTTPClientTests {
     func unreachable() throws {
         let port = try LoopbackSocket.closedPort()
         let endpoint = try RelayEndpoint(parsing: "http://127.0.0.1:\(port)")
-        let error = try #require(throws: RelayClientError.self) {
+        let error = try #require(throws: ConnectionError.self) {
             try RelayHTTPClient(endpoint: endpoint, timeout: 2).healthz()
         }
         #expect(error.kind == .unreachable)

@@ -1,5 +1,6 @@
 import Foundation
 import HerdrCrypto
+import Plumbing
 import RelayClient
 import RelayProtocol
 import TestSupport

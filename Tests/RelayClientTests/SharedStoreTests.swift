@@ -1,3 +1,4 @@
+import Plumbing
 import RelayClient
 import RelayProtocol
 import TestSupport
@@ -20,7 +21,7 @@ struct SharedStoreTests {
         let joinKey = try RelayJoinKey(roomSecret: RelayJoinKey.makeRoomSecret())
         // While the first node splices the room it holds the room's lease: the second sends the
         // client back (421) rather than change a room whose sockets it does not have.
-        let misdirected = try #require(throws: RelayClientError.self) {
+        let misdirected = try #require(throws: ConnectionError.self) {
             try second.http.register(room: room, registrationToken: token, verifier: joinKey.verifier)
         }
         #expect(misdirected.status == 421 && misdirected.serverError == "reshard", "\(misdirected)")
@@ -32,7 +33,7 @@ struct SharedStoreTests {
         try second.http.register(room: room, registrationToken: token, verifier: joinKey.verifier)
 
         // Registered once, for the whole cluster: the first node refuses an unsigned Mac now.
-        let unsigned = try #require(throws: RelayClientError.self) { try connect(first, room: room, role: .mac) }
+        let unsigned = try #require(throws: ConnectionError.self) { try connect(first, room: room, role: .mac) }
         #expect(unsigned.serverError == "signature required")
         let signedMac = try connect(second, room: room, role: .mac, credential: .joinKey(joinKey))
         let signedPhone = try connect(second, room: room, role: .phone, credential: .joinKey(joinKey))
@@ -42,11 +43,11 @@ struct SharedStoreTests {
         }
         try checkSplice(signedMac, signedPhone)
         // A second registration is refused by the node splicing the room, and sent back by the other.
-        let again = try #require(throws: RelayClientError.self) {
+        let again = try #require(throws: ConnectionError.self) {
             try second.http.register(room: room, registrationToken: token, verifier: joinKey.verifier)
         }
         #expect(again.status == 403 && again.serverError == "already registered", "\(again)")
-        let elsewhere = try #require(throws: RelayClientError.self) {
+        let elsewhere = try #require(throws: ConnectionError.self) {
             try first.http.register(room: room, registrationToken: token, verifier: joinKey.verifier)
         }
         #expect(elsewhere.status == 421, "\(elsewhere)")

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Plumbing
 import TLS
 import TestSupport
 

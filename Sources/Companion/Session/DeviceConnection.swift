@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import HomeRoad
 import NetworkPath
+import Plumbing
 import RelayClient
 import Synchronization
 
@@ -102,7 +103,7 @@ public final class DeviceConnection: Sendable {
     private enum Step: Sendable {
         case input(DeviceConnectionMachine.Input)
         case frame(AttemptID, [UInt8])
-        case pipeEnded(AttemptID, RelayConnectionEnd)
+        case pipeEnded(AttemptID, FramePipeEnd)
         case attemptDone(AttemptID, Result<DeviceRelayConnection.Established, DeviceRelayConnection.Failure>)
         case networkNews
     }
@@ -231,7 +232,7 @@ public final class DeviceConnection: Sendable {
             } catch {
                 // A frame that fails authentication: the path is broken; start over.
                 state.current?.channel.connection.close()
-                let end = RelayConnectionEnd.failed(RelayClientError(.protocolViolation, "\(error)"))
+                let end = FramePipeEnd.failed(ConnectionError(.protocolViolation, "\(error)"))
                 return ended(id, end)
             }
             var messages: [[UInt8]] = []
@@ -261,7 +262,7 @@ public final class DeviceConnection: Sendable {
         }
     }
 
-    private func ended(_ id: AttemptID, _ end: RelayConnectionEnd) {
+    private func ended(_ id: AttemptID, _ end: FramePipeEnd) {
         guard let road = state.current?.road else { return }
         run(.ended(id, configuration.roads.classify(end, on: road)))
     }

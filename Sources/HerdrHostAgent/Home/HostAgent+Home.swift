@@ -5,7 +5,7 @@ import HerdrKit
 import HomeRoad
 import PeerGate
 import PeerGateListener
-import RelayClient
+import Plumbing
 
 /// The home road's door: a gated listener (home-only, cellular refused, before a byte is read),
 /// and on each admitted socket the same XK handshake as the relay road, answered only for a
@@ -86,7 +86,7 @@ extension HostAgent {
         connection.deliver { event in work.push(.home(id, event)) }
     }
 
-    func homeEvent(_ event: RelayConnectionEvent, on id: HostChannelID, _ loop: Loop) {
+    func homeEvent(_ event: FramePipeEvent, on id: HostChannelID, _ loop: Loop) {
         switch event {
         case .message(let frame):
             // A channel hung up (closing) hears nothing more.

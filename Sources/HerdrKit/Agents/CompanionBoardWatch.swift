@@ -1,7 +1,6 @@
 import Companion
 import Foundation
 import HerdrAgents
-import RelayClient
 
 /// A computer's board on the Noise roads: a `DeviceConnection` that attaches nothing
 /// and watches agents (docs/companion.md, "Agents"). It reconnects as `connect` does; a

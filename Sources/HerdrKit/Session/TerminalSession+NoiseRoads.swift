@@ -3,7 +3,6 @@ import Foundation
 import HerdrAgents
 import HomeRoad
 import Noise
-import RelayClient
 import SSHClient
 
 /// The Noise roads (home network, relay): the session through herdr-host over the end-to-end channel.

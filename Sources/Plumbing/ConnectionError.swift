@@ -1,8 +1,9 @@
 import RelayProtocol
 
-/// Why a relay call or connection failed. `kind` is stable, for code to branch on; `message` is
-/// for people ("relay refused /register: 403 already registered").
-public struct RelayClientError: Error, Hashable, Sendable, CustomStringConvertible {
+/// Why a connection (a relay room's WebSocket, a home road's TCP stream) or a call to the relay
+/// failed. `kind` is stable, for code to branch on; `message` is for people ("relay refused
+/// /register: 403 already registered").
+public struct ConnectionError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Kind: String, Hashable, Sendable {
         /// The relay URL is not `https://host[:port]` (or `http://` on loopback).
         case invalidEndpoint

@@ -10,19 +10,24 @@ public enum MonotonicClock {
 }
 
 /// A point in monotonic time by which something must have happened.
-struct Deadline: Sendable {
-    let time: Double
+public struct Deadline: Sendable {
+    public let time: Double
 
-    init(seconds: Double) { time = MonotonicClock.now + max(0, seconds) }
-    init(at time: Double) { self.time = time }
+    /// `seconds` from now (at least now).
+    public init(seconds: Double) { time = MonotonicClock.now + max(0, seconds) }
+    /// At monotonic time `time`.
+    public init(at time: Double) { self.time = time }
 
-    static let never = Deadline(at: .infinity)
+    /// A deadline that never passes.
+    public static let never = Deadline(at: .infinity)
 
-    var remaining: Double { time - MonotonicClock.now }
-    var hasPassed: Bool { MonotonicClock.now >= time }
+    /// Seconds left (negative once passed).
+    public var remaining: Double { time - MonotonicClock.now }
+    /// Whether it has come.
+    public var hasPassed: Bool { MonotonicClock.now >= time }
 
     /// Milliseconds left for poll(2): at least 0, at most `cap`; -1 never happens (callers loop).
-    func pollMilliseconds(cap: Int32 = 1000) -> Int32 {
+    public func pollMilliseconds(cap: Int32 = 1000) -> Int32 {
         let left = remaining
         if left <= 0 { return 0 }
         if !left.isFinite { return cap }
@@ -30,17 +35,18 @@ struct Deadline: Sendable {
     }
 
     /// The earlier of two deadlines.
-    func earlier(_ other: Deadline) -> Deadline { time <= other.time ? self : other }
+    public func earlier(_ other: Deadline) -> Deadline { time <= other.time ? self : other }
 }
 
 /// A mutex and its condition variable (timed waits on the monotonic clock), for state that
 /// threads block on. Swift's `Mutex` has no condition, and Foundation's `NSCondition` waits on
 /// the wall clock.
-final class Condition: @unchecked Sendable {
+public final class Condition: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
-    init() {
+    /// A fresh mutex and condition on the monotonic clock.
+    public init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -60,14 +66,15 @@ final class Condition: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    /// Runs `body` with the mutex held.
+    public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
     }
 
     /// Waits (the lock held by the caller, inside `withLock`) until signalled or `deadline`.
-    func wait(until deadline: Deadline) {
+    public func wait(until deadline: Deadline) {
         guard deadline.time.isFinite else {
             pthread_cond_wait(condition, mutex)
             return
@@ -79,5 +86,6 @@ final class Condition: @unchecked Sendable {
         _ = pthread_cond_timedwait(condition, mutex, &spec)
     }
 
-    func broadcast() { pthread_cond_broadcast(condition) }
+    /// Wakes every waiter (the lock held by the caller).
+    public func broadcast() { pthread_cond_broadcast(condition) }
 }

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import RelayClient
+import Plumbing
 import Synchronization
 import Testing
 
