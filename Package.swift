@@ -104,7 +104,8 @@ let package = Package(
         // `herdr-remote pair --image`'s reader: a PNG (libpng) to the text of its QR codes (zbar).
         .target(name: "PairImage", dependencies: ["CZBar", "CLibPNG"]),
         // The home road's pipe: length-prefixed Noise messages over TCP, the home addresses a door listens on.
-        .target(name: "HomeRoad", dependencies: ["Plumbing", "PeerGate", "PeerGateListener", "CSystem"]),
+        .target(
+            name: "HomeRoad", dependencies: ["Plumbing", "PeerGate", "PeerGateListener", "CSystem", "NetworkPath"]),
         // The relay protocol's client side: admission as mac or phone, splice, keepalive, reconnect, HTTP endpoints.
         .target(
             name: "RelayClient",
@@ -176,6 +177,7 @@ let package = Package(
             exclude: ["Peers", "Vectors"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["herdr-fuzz", "TestSupport"]),
         .testTarget(name: "PlumbingTests", dependencies: ["Plumbing"]),
+        .testTarget(name: "NetworkPathTests", dependencies: ["NetworkPath", "PeerGateListener", "TestSupport"]),
         .testTarget(name: "HomeRoadTests", dependencies: ["HomeRoad", "PeerGate", "Plumbing"]),
         .testTarget(name: "PeerGateTests", dependencies: ["PeerGate", "PeerGateListener", "TestSupport"]),
         .testTarget(name: "HerdrRemoteTests", dependencies: ["herdr-remote", "HerdrKit", "TestSupport"]),

@@ -109,7 +109,7 @@ public struct DeviceRelayConnection: Sendable {
     }
 
     /// One attempt. Blocks the calling thread (a thread of its own, not Swift's pool).
-    public func connect() throws(Failure) -> Established {
+    public func connect(attempt: ConnectAttempt? = nil) throws(Failure) -> Established {
         let key: RelayJoinKey
         do {
             key = try RelayJoinKey(roomSecret: pairing.roomSecret)
@@ -119,8 +119,10 @@ public struct DeviceRelayConnection: Sendable {
         let connection: RelayConnection
         do {
             connection = try RelayConnection.connect(
-                to: pairing.relay, room: pairing.room, role: .phone, credential: .joinKey(key), options: options)
+                to: pairing.relay, room: pairing.room, role: .phone, credential: .joinKey(key), options: options,
+                started: { attempt?.holds($0) })
         } catch {
+            if attempt?.isCancelled == true { throw .unavailable("the attempt was called off: the network changed") }
             // In open mode a deleted or expired room admits any join, so its loss shows only as
             // "mac offline": ask the relay whether the room still has its verifier.
             if error.serverError == AdmissionError.macOffline.rawValue, pairing.registered,
@@ -132,8 +134,12 @@ public struct DeviceRelayConnection: Sendable {
             }
             throw classify(error)
         }
-        do {
-            return try establish(connection, key: key)
+        do throws(Failure) {
+            let established = try establish(connection, key: key)
+            if attempt?.isCancelled == true {
+                throw Failure.unavailable("the attempt was called off: the network changed")
+            }
+            return established
         } catch {
             connection.close()
             throw error

@@ -58,7 +58,7 @@ public struct DeviceRoads: Sendable {
     /// `homeFirst` false starts the relay with the home addresses and takes whichever is up
     /// first: for the attempt right after the home road dropped, when a home attempt is unlikely
     /// to answer soon (the session's home probe moves it back once home answers again).
-    public func connect(homeFirst: Bool = true) throws(DeviceRelayConnection.Failure)
+    public func connect(homeFirst: Bool = true, attempt: ConnectAttempt? = nil) throws(DeviceRelayConnection.Failure)
         -> DeviceRelayConnection.Established
     {
         let homes = choice == .relay ? [] : home
@@ -71,16 +71,20 @@ public struct DeviceRoads: Sendable {
             guard let relay else {
                 throw .unavailable("the computer has told this device no home address (pair again, or use the relay)")
             }
-            return try relay.connect()
+            return try relay.connect(attempt: attempt)
         }
         let race = Race(homePreference: homeFirst ? Race.homePreference : 0)
         for address in homes {
-            race.start(home: true) { () throws(DeviceRelayConnection.Failure) in try connectHome(address, race) }
+            race.start(home: true) { () throws(DeviceRelayConnection.Failure) in
+                try connectHome(address, race, attempt: attempt)
+            }
         }
         if useRelay {
             if homeFirst { race.waitForWinner(orAllFailed: homes.count, timeout: homeHeadStart) }
             if !race.isDecided, let relay {
-                race.start(home: false) { () throws(DeviceRelayConnection.Failure) in try relay.connect() }
+                race.start(home: false) { () throws(DeviceRelayConnection.Failure) in
+                    try relay.connect(attempt: attempt)
+                }
             }
         }
         return try race.outcome(attempts: homes.count + (useRelay ? 1 : 0), relayTried: useRelay)
@@ -94,16 +98,18 @@ public struct DeviceRoads: Sendable {
         }
     }
 
-    private func connectHome(_ address: HomeAddress, _ race: Race) throws(DeviceRelayConnection.Failure)
-        -> DeviceRelayConnection.Established
+    private func connectHome(_ address: HomeAddress, _ race: Race, attempt: ConnectAttempt?)
+        throws(DeviceRelayConnection.Failure) -> DeviceRelayConnection.Established
     {
         let pipe: HomeConnection
         do {
             pipe = try HomeConnection.connect(
-                to: address, timeout: homeConnectTimeout, options: homeOptions, isCancelled: { race.isDecided })
+                to: address, timeout: homeConnectTimeout, options: homeOptions,
+                isCancelled: { race.isDecided || attempt?.isCancelled == true })
         } catch {
             throw .unavailable(error.message)
         }
+        if let attempt, !attempt.holds(pipe) { throw .unavailable("the attempt was called off: the network changed") }
         do {
             let channel = try greet(
                 over: pipe, pairingID: greeting.pairingID, computerKey: greeting.computerKey, status: greeting.status,

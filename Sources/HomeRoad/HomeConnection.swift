@@ -106,6 +106,9 @@ public final class HomeConnection: FramePipe {
                 throw ConnectionError(
                     .unreachable, "cannot connect to \(address): \(String(cString: strerror(errno)))")
             }
+            if let stranded = target.withSockaddr({ pointer, _ in StrandedConnect.reason(fd: fd, toward: pointer) }) {
+                throw ConnectionError(.unreachable, "cannot connect to \(address): \(stranded)")
+            }
             let deadline = MonotonicClock.now + timeout
             while true {
                 if isCancelled() { throw ConnectionError(.cancelled, "connecting to \(address) was abandoned") }

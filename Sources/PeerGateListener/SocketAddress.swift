@@ -21,7 +21,7 @@ public struct SocketAddress: Sendable {
     }
 
     /// A copy of a sockaddr the C library owns (AF_INET and AF_INET6 only).
-    init?(copying pointer: UnsafePointer<sockaddr>) {
+    public init?(copying pointer: UnsafePointer<sockaddr>) {
         let size: Int
         switch Int32(pointer.pointee.sa_family) {
         case AF_INET: size = MemoryLayout<sockaddr_in>.size

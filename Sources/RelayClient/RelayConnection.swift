@@ -70,12 +70,15 @@ public final class RelayConnection: Sendable {
 
     /// Connects and completes admission, blocking the calling thread until admitted (or refused,
     /// or `connectTimeout` + `admissionTimeout` pass). Call it off the cooperative pool.
+    /// `started` gets the connection before admission, so that another thread may call the
+    /// attempt off (`abandon`) while it connects.
     public static func connect(
         to endpoint: RelayEndpoint, room: String, role: RelayRole, credential: RelayCredential,
-        options: Options = Options()
+        options: Options = Options(), started: (RelayConnection) -> Void = { _ in }
     ) throws(ConnectionError) -> RelayConnection {
         let connection = try RelayConnection(
             starting: endpoint, room: room, role: role, credential: credential, options: options)
+        started(connection)
         try connection.waitForAdmission()
         return connection
     }

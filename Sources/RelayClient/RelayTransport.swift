@@ -1,5 +1,6 @@
 import CSystem
 import Glibc
+import NetworkPath
 import Plumbing
 import TLS
 
@@ -88,6 +89,11 @@ final class RelayTransport {
             if Glibc.connect(fd, entry.pointee.ai_addr, entry.pointee.ai_addrlen) == 0 { return fd }
             guard errno == EINPROGRESS else {
                 lastError = String(cString: strerror(errno))
+                Glibc.close(fd)
+                continue
+            }
+            if let stranded = StrandedConnect.reason(fd: fd, toward: entry.pointee.ai_addr) {
+                lastError = stranded
                 Glibc.close(fd)
                 continue
             }

@@ -1,5 +1,6 @@
 import CSystem
 import Glibc
+import NetworkPath
 
 /// Owns one connected TCP socket file descriptor, closed in deinit.
 final class TCPSocket {
@@ -45,6 +46,13 @@ final class TCPSocket {
             }
             if rc != 0 && errno != EINPROGRESS {
                 lastFailure = SSHFailure(.unreachable, "Cannot connect to \(display(numeric, port)): \(errnoText())")
+                continue
+            }
+            let stranded = address.storage.withUnsafeBytes { raw in
+                StrandedConnect.reason(fd: fd, toward: raw.baseAddress!.assumingMemoryBound(to: sockaddr.self))
+            }
+            if let stranded {
+                lastFailure = SSHFailure(.unreachable, "Cannot connect to \(display(numeric, port)): \(stranded)")
                 continue
             }
             if rc != 0 {

@@ -460,7 +460,7 @@ struct DeviceConnectionMachineTests {
         driver.started(on: id)
         driver.advance(3)
         let gone = Driver.change("this device's address 100.64.3.2 went away", dead: true)
-        let change = driver.handle(.networkChanged(gone))
+        let change = driver.handle(.networkChanged(gone, stale: []))
         #expect(Driver.attempts(in: change).count == 1)
         #expect(change.contains(.abandon(id)))
         #expect(Driver.events(change).isEmpty, "the race decides")
@@ -478,7 +478,7 @@ struct DeviceConnectionMachineTests {
         driver.started(on: id)
         driver.advance(3)
         let gone = Driver.change("no way to 100.64.0.1 any more (Network is unreachable)", dead: true)
-        let race = Driver.attempts(in: driver.handle(.networkChanged(gone)))[0].id
+        let race = Driver.attempts(in: driver.handle(.networkChanged(gone, stale: [])))[0].id
         let failed = driver.handle(.attemptEnded(race, .failure(.unavailable("Network is unreachable"))))
         #expect(Driver.events(failed) == [.reconnecting(attempt: 1, reason: gone.description)])
         #expect(Driver.attempts(in: failed).count == 1)
@@ -489,9 +489,9 @@ struct DeviceConnectionMachineTests {
         var driver = Driver()
         let id = driver.connect()
         driver.started(on: id)
-        #expect(driver.handle(.networkChanged(nil)).isEmpty)
+        #expect(driver.handle(.networkChanged(nil, stale: [])).isEmpty)
         let better = Driver.change("the way to 100.64.0.1 now leaves from 100.64.9.9, not 100.64.3.2", dead: false)
-        let change = driver.handle(.networkChanged(better))
+        let change = driver.handle(.networkChanged(better, stale: []))
         #expect(Driver.attempts(in: change).count == 1)
         #expect(!change.contains(.abandon(id)))
         let moved = driver.arrive(change)
@@ -506,7 +506,102 @@ struct DeviceConnectionMachineTests {
         driver.advance(1)
         driver.handle(.ended(id, .unavailable("reset")))
         #expect(driver.machine.nextWake == driver.now + 0.5)
-        #expect(Driver.attempts(in: driver.handle(.networkChanged(nil))).count == 1)
+        #expect(Driver.attempts(in: driver.handle(.networkChanged(nil, stale: []))).count == 1)
+    }
+
+    @Test(
+        "issue 41's outlier: a race whose connect left from ::1 between Wi-Fi's addresses going and its link going down is called off at the next news, not waited for until its 10 s limit"
+    )
+    func staleRaceIsCalledOff() {
+        var driver = Driver()
+        let id = driver.connect()
+        driver.started(on: id)
+        driver.advance(3)
+        let t0 = driver.now
+        // News 1: Wi-Fi's address is gone. A race starts (its connect leaves from ::1, as the
+        // kernel picks then), the dead connection is abandoned, the drop waits for the race.
+        let gone = Driver.change("this device's address fd92::1:2 went away", dead: true)
+        let first = driver.handle(.networkChanged(gone, stale: []))
+        let race = Driver.attempts(in: first)[0].id
+        #expect(first.contains(.abandon(id)))
+        // News 2, 1.7 ms later: Wi-Fi's link is down. The race has no connected socket: called
+        // off, and the drop is retried at once (the road had been up 2 s).
+        driver.now = t0 + 0.0017
+        let second = driver.handle(.networkChanged(nil, stale: [race]))
+        #expect(second.contains(.cancel(race)))
+        #expect(Driver.events(second) == [.reconnecting(attempt: 1, reason: gone.description)])
+        let retry = Driver.attempts(in: second)[0].id
+        // It finds no route yet: the backoff's next step.
+        driver.now = t0 + 0.002
+        let unreachable = driver.handle(.attemptEnded(retry, .failure(.unavailable("Network is unreachable"))))
+        #expect(Driver.events(unreachable) == [.reconnecting(attempt: 2, reason: "Network is unreachable")])
+        // News 3 and 4: cellular's address, then its default route. Each cuts the wait short.
+        driver.now = t0 + 0.009
+        let cellular = Driver.attempts(in: driver.handle(.networkChanged(nil, stale: [])))[0].id
+        driver.now = t0 + 0.010
+        driver.handle(.attemptEnded(cellular, .failure(.unavailable("Network is unreachable"))))
+        driver.now = t0 + 0.019
+        let routed = Driver.attempts(in: driver.handle(.networkChanged(nil, stale: [])))[0].id
+        // Seven round trips at 150 ms later the new connection is up and the session resumes.
+        driver.now = t0 + 1.07
+        let up = driver.handle(.attemptEnded(routed, .success(.init(road: Driver.relay, registeredNow: false))))
+        #expect(up.first == .adopt(routed))
+        #expect(
+            Driver.sessionSent(up) == [
+                .resume(stream: 2, token: Driver.token, received: 0, cols: 80, rows: 24, window: Self.window)
+            ])
+        // The called-off race, when its connect gives up 10 s in, changes nothing.
+        driver.now = t0 + 10
+        #expect(driver.handle(.attemptEnded(race, .failure(.unavailable("Connection timed out")))).isEmpty)
+    }
+
+    @Test("news that leaves a race standing (its socket connected and carried) does not call it off")
+    func standingRaceIsWaitedFor() {
+        var driver = Driver()
+        let id = driver.connect()
+        driver.started(on: id)
+        driver.advance(3)
+        let gone = Driver.change("this device's address fd92::1:2 went away", dead: true)
+        let race = Driver.attempts(in: driver.handle(.networkChanged(gone, stale: [])))[0].id
+        let news = driver.handle(.networkChanged(nil, stale: []))
+        #expect(news.isEmpty, "the race decides")
+        let moved = driver.handle(.attemptEnded(race, .success(.init(road: Driver.relay, registeredNow: false))))
+        #expect(Driver.events(moved).first == .moved(to: Driver.relay, because: .networkChanged(gone.description)))
+    }
+
+    @Test("an attempt the news started is free: failing, it waits on until the step it cut short, the budget untouched")
+    func newsAttemptsAreFree() {
+        var driver = Driver()
+        let id = driver.connect()
+        driver.started(on: id)
+        driver.advance(1)
+        driver.handle(.ended(id, .unavailable("reset")))
+        let until = driver.now + 0.5
+        #expect(driver.machine.nextWake == until)
+        for _ in 0..<30 {
+            let free = Driver.attempts(in: driver.handle(.networkChanged(nil, stale: [])))
+            #expect(free.count == 1)
+            let failed = driver.handle(.attemptEnded(free[0].id, .failure(.unavailable("Network is unreachable"))))
+            #expect(Driver.events(failed).isEmpty, "no step of the ladder taken")
+            #expect(driver.machine.nextWake == until)
+        }
+        let counted = Driver.attempts(in: driver.run(until: until))
+        #expect(counted.count == 1)
+        let next = driver.handle(.attemptEnded(counted[0].id, .failure(.unavailable("refused"))))
+        #expect(Driver.events(next) == [.reconnecting(attempt: 2, reason: "refused")], "the ladder's second step")
+    }
+
+    @Test("a connect under way that the news left on a gone path is made again at once")
+    func staleConnectIsMadeAgain() {
+        var driver = Driver()
+        let first = Driver.attempts(in: driver.handle(.start))[0].id
+        let news = driver.handle(.networkChanged(nil, stale: [first]))
+        #expect(news.first == .cancel(first))
+        let again = Driver.attempts(in: news)
+        #expect(again.count == 1)
+        #expect(driver.handle(.attemptEnded(first, .failure(.unavailable("called off")))).isEmpty)
+        let up = driver.handle(.attemptEnded(again[0].id, .success(.init(road: Driver.relay, registeredNow: false))))
+        #expect(up.first == .adopt(again[0].id))
     }
 
     @Test("over the relay the home addresses are tried every 5 s; one that answers takes the session over")

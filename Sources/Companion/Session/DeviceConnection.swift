@@ -127,8 +127,8 @@ public final class DeviceConnection: Sendable {
         var current: InUse?
         /// Connections up that the machine has not adopted or closed yet.
         var arrived: [AttemptID: DeviceRelayConnection.Established] = [:]
-        /// Attempts whose threads have not reported yet.
-        var running = 0
+        /// Attempts whose threads have not reported yet, each with its handle to call it off.
+        var running: [AttemptID: ConnectAttempt] = [:]
         var monitor: RouteMonitor?
         /// When the clock thread planned to wake.
         var clockWakesAt = Double.infinity
@@ -242,10 +242,12 @@ public final class DeviceConnection: Sendable {
             guard state.current?.id == id else { return }
             ended(id, end)
         case .attemptDone(let id, let result):
-            state.running -= 1
+            state.running[id] = nil
             run(.attemptEnded(id, arrival(of: id, result)))
         case .networkNews:
-            run(.networkChanged(state.current?.channel.connection.socketEndpoints?.change()))
+            let change = state.current?.channel.connection.socketEndpoints?.change()
+            let stale = state.running.filter { !$0.value.standsAfterNetworkChange().stands }.keys
+            run(.networkChanged(change, stale: Set(stale)))
         }
     }
 
@@ -276,6 +278,8 @@ public final class DeviceConnection: Sendable {
         switch action {
         case .connect(let id, let attempt):
             startAttempt(id, attempt)
+        case .cancel(let id):
+            state.running[id]?.cancel()
         case .adopt(let id):
             adopt(id)
         case .close(let id):
@@ -319,13 +323,14 @@ public final class DeviceConnection: Sendable {
 
     /// One attempt over the roads on a thread of its own (it blocks: TCP, admission, handshake).
     private func startAttempt(_ id: AttemptID, _ attempt: DeviceConnectionMachine.RoadAttempt) {
-        state.running += 1
+        let handle = ConnectAttempt()
+        state.running[id] = handle
         var roads = configuration.roads
         roads.home = attempt.home
         if attempt.homeOnly { roads.choice = .home }
         let thread = Thread { [self, roads] in
             let result = Result { () throws(DeviceRelayConnection.Failure) in
-                try roads.connect(homeFirst: attempt.homeFirst)
+                try roads.connect(homeFirst: attempt.homeFirst, attempt: handle)
             }
             steps.push(.attemptDone(id, result))
         }
@@ -352,7 +357,7 @@ public final class DeviceConnection: Sendable {
     private func runClock() {
         while true {
             let wait = steps.withLock { () -> Double? in
-                if state.machine.isFinished, state.running == 0 { return nil }
+                if state.machine.isFinished, state.running.isEmpty { return nil }
                 let next = state.machine.nextWake ?? .infinity
                 state.clockWakesAt = next
                 return next - MonotonicClock.now

@@ -16,9 +16,9 @@ extension DeviceConnectionMachine {
         var lastReason = ""
         /// How the next attempt goes.
         var next = RetryAfterDrop.backingOff
-        /// The kernel reported a change while the attempt was under way: the wait after it
-        /// failing is skipped (the network it failed on may be gone).
-        var networkMoved = false
+        /// The attempt under way is a free one: news of the network cut a wait short, and if it
+        /// fails the wait goes on until then, the retry budget untouched.
+        var freeUntil: Double?
     }
 
     /// A race for a fresh connection from the connection in use.
@@ -46,7 +46,6 @@ extension DeviceConnectionMachine {
     mutating func connect(now: Double) {
         let id = newAttemptID()
         phase = .connecting(id)
-        retry.networkMoved = false
         actions.append(.connect(id, RoadAttempt(homeFirst: retry.next.homeFirst, home: home, homeOnly: false)))
     }
 
@@ -74,6 +73,7 @@ extension DeviceConnectionMachine {
         retry.reshards = 0
         retry.next = .backingOff
         retry.quickRetries = 0
+        retry.freeUntil = nil
         if arrival.registeredNow { emit(.registered) }
         emit(.connected(via: arrival.road))
         latestLink = id
@@ -93,6 +93,12 @@ extension DeviceConnectionMachine {
     }
 
     private mutating func connectFailed(_ failure: DeviceRelayConnection.Failure, now: Double) {
+        if let until = retry.freeUntil.take() {
+            // Only what no retry can mend ends it; anything else waits on as before the news.
+            if let end = stop(after: failure, attempt: 1) { return finish(end) }
+            retry.lastReason = failure.description
+            return until <= now ? connect(now: now) : (phase = .waiting(until: until))
+        }
         if case .resharding = failure, waitSoon(reason: failure.description, now: now) { return }
         if let end = stop(after: failure, attempt: retry.attempt) { return finish(end) }
         retry.lastReason = failure.description
@@ -189,9 +195,8 @@ extension DeviceConnectionMachine {
         if atOnce { connect(now: now) } else { wait(delay, now: now) }
     }
 
-    /// The next attempt after `seconds`; at once when the network moved under the last one.
+    /// The next attempt after `seconds`.
     private mutating func wait(_ seconds: Double, now: Double) {
-        if retry.networkMoved { return connect(now: now) }
         phase = .waiting(until: now + seconds)
     }
 
@@ -270,11 +275,29 @@ extension DeviceConnectionMachine {
     }
 
     /// The kernel's news: when the connection in use lost its address or its route, race a fresh
-    /// one at once; between connections, cut the wait short.
-    mutating func networkChanged(_ change: PathChange?, now: Double) {
+    /// one at once; between connections, cut the wait short. An attempt under way that the news
+    /// may have left on a path that is gone (`stale`) is called off and made again at once: a
+    /// connect issued between a Wi-Fi's addresses going and its link going down leaves from ::1
+    /// and would otherwise wait out its 10 s limit while the new network is already up.
+    mutating func networkChanged(_ change: PathChange?, stale: Set<AttemptID>, now: Double) {
+        if let race, stale.contains(race.id) {
+            actions.append(.cancel(race.id))
+            self.race = nil
+            if case .awaitingRace(let failure, let dropped) = phase {
+                return retryAfterDrop(failure, dropped, now: now)
+            }
+            // Still quiet, the path is suspected again at once.
+            if link?.id == race.from { link?.liveness.suspectAgain(after: now) }
+        }
         switch phase {
-        case .waiting: return connect(now: now)
-        case .connecting: retry.networkMoved = true
+        case .waiting(let until):
+            // A free attempt: if it fails, the wait goes on until `until`.
+            retry.freeUntil = until
+            connect(now: now)
+        case .connecting(let id):
+            guard stale.contains(id) else { return }
+            actions.append(.cancel(id))
+            connect(now: now)
         case .up:
             guard let change, let link else { return }
             startRace(.networkChanged(change.description), now: now)

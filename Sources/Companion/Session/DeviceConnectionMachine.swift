@@ -68,9 +68,10 @@ public struct DeviceConnectionMachine: Sendable {
         /// Connection `AttemptID` ended (or a frame on it failed to authenticate), as a failure:
         /// what it means for retrying.
         case ended(AttemptID, DeviceRelayConnection.Failure)
-        /// The kernel said addresses or routes changed; the change under the connection in use,
-        /// if there is one and it moved.
-        case networkChanged(PathChange?)
+        /// The kernel said addresses or routes changed: the change under the connection in use,
+        /// if there is one and it moved, and the attempts under way that the news may have left
+        /// on a path that is gone (no connected socket yet, or one whose address or route moved).
+        case networkChanged(PathChange?, stale: Set<AttemptID>)
         /// Time passed (at `nextWake`, or sooner).
         case tick
     }
@@ -78,6 +79,8 @@ public struct DeviceConnectionMachine: Sendable {
     public enum Action: Sendable, Equatable {
         /// Start `RoadAttempt` on a thread of its own; `attemptEnded` follows.
         case connect(AttemptID, RoadAttempt)
+        /// Call that attempt off: what it has open is abandoned (its result no longer matters).
+        case cancel(AttemptID)
         /// The connection `AttemptID` brought up is the one in use from now on: its frames come
         /// as `frame`, its end as `ended`.
         case adopt(AttemptID)
@@ -273,8 +276,8 @@ public struct DeviceConnectionMachine: Sendable {
         case .ended(let id, let failure):
             guard let link, link.id == id else { break }
             dropped(failure, now: now)
-        case .networkChanged(let change):
-            networkChanged(change, now: now)
+        case .networkChanged(let change, let stale):
+            networkChanged(change, stale: stale, now: now)
         case .tick:
             tick(now: now)
         }
