@@ -33,13 +33,42 @@ let package = Package(
         // herdr-host's reader of herdr's socket API: the watcher's state machine (pure, injected
         // clock), herdr's directory, the socket client with its time limits, the threads around them.
         .target(name: "HerdrWatch", dependencies: ["HerdrAgents", "HerdrBase", "RelayProtocol", "Plumbing"]),
-        // The end-to-end channel of both Noise roads: chunked transport, fatal AEAD failure, SAS, prologue;
-        // the companion code and the pairing confirmation on both sides.
+        // The companion channel, end to end on both Noise roads: the XK handshake and its profile
+        // (prologue, SAS), chunked transport with fatal AEAD failure, framed over a FramePipe, the
+        // device's static key file.
+        .target(name: "EndToEndChannel", dependencies: ["Noise", "HerdrCrypto", "HerdrBase", "Plumbing"]),
+        // What crosses the channel: the control messages (`{"ping":7}`, `{"status":…}`), the
+        // session protocol's messages and the one rule telling control, session and agents
+        // messages apart; flow and credit; both sides' session state (the device's
+        // `DeviceSession`, the computer's `HostSessionTable`). Pure, no I/O.
         .target(
-            name: "Companion",
+            name: "SessionProtocol",
+            dependencies: ["EndToEndChannel", "HerdrAgents", "HerdrBase", "HerdrCrypto", "PeerGate", "RelayProtocol"]),
+        // Pairing over the Noise roads: the companion code (QR), both sides' pairing confirmation
+        // machines, and the device's runner of a pairing through the relay or the home network.
+        .target(
+            name: "CompanionPairing",
             dependencies: [
-                "Noise", "HerdrCrypto", "HerdrBase", "RelayClient", "RelayProtocol", "HomeRoad", "NetworkPath",
-                "HerdrAgents", "Plumbing",
+                "EndToEndChannel", "SessionProtocol", "HerdrBase", "HerdrCrypto", "HomeRoad", "Noise", "PeerGate",
+                "Plumbing", "RelayClient", "RelayProtocol",
+            ]),
+        // The Noise roads as a paired device takes them: the home addresses and the relay raced
+        // (`DeviceRoads`), the relay road's signed join, the greeting on either road (handshake,
+        // status, ack), an attempt's handle to call it off.
+        .target(
+            name: "NoiseRoads",
+            dependencies: [
+                "EndToEndChannel", "SessionProtocol", "HerdrCrypto", "HomeRoad", "NetworkPath", "Noise", "PeerGate",
+                "Plumbing", "RelayClient", "RelayProtocol",
+            ]),
+        // The device's connection to its computer: `DeviceConnectionMachine` (pure, injected
+        // clock: reconnecting, racing, the home probe, liveness, the frame budget, the window,
+        // input resent, the agents board) and `DeviceConnection`, the thin shell that runs it.
+        .target(
+            name: "CompanionDevice",
+            dependencies: [
+                "NoiseRoads", "EndToEndChannel", "SessionProtocol", "HerdrAgents", "NetworkPath", "PeerGate",
+                "Plumbing", "RelayClient",
             ]),
         // An SSH client connection over libssh2, on a thread of its own.
         .target(name: "SSHClient", dependencies: ["CLibSSH2", "CSystem", "HerdrCrypto", "NetworkPath"]),
@@ -50,7 +79,8 @@ let package = Package(
         .target(
             name: "HerdrKit",
             dependencies: [
-                "HerdrBase", "HerdrCrypto", "SSHClient", "PeerGate", "Companion", "RelayClient", "RelayProtocol",
+                "HerdrBase", "HerdrCrypto", "SSHClient", "PeerGate", "CompanionDevice", "EndToEndChannel", "NoiseRoads",
+                "RelayClient", "RelayProtocol",
                 "HomeRoad", "HerdrAgents", "NetworkPath", "Plumbing",
             ]),
         // What every command-line program of the project shares: arguments, raw terminal, prompts.
@@ -86,19 +116,22 @@ let package = Package(
         .target(
             name: "HerdrHostAgent",
             dependencies: [
-                "Companion", "RelayClient", "RelayProtocol", "HerdrKit", "HerdrCrypto", "Noise", "CLISupport",
+                "CompanionPairing", "EndToEndChannel", "SessionProtocol", "RelayClient", "RelayProtocol", "HerdrKit",
+                "HerdrCrypto", "Noise", "CLISupport",
                 "HomeRoad", "PeerGate", "PeerGateListener", "NetworkPath", "HerdrAgents", "HerdrWatch", "Plumbing",
             ]),
         .executableTarget(
             name: "herdr-host",
             dependencies: [
-                "HerdrHostAgent", "Companion", "RelayClient", "RelayProtocol", "TerminalQR", "HerdrKit", "Noise",
+                "HerdrHostAgent", "CompanionPairing", "EndToEndChannel", "PeerGate", "RelayClient", "RelayProtocol",
+                "TerminalQR", "HerdrKit", "Noise",
                 "CLISupport", "HomeRoad", "PeerGateListener", "Plumbing",
             ]),
         .executableTarget(
             name: "herdr-remote",
             dependencies: [
-                "HerdrKit", "Companion", "RelayClient", "HomeRoad", "CLISupport", "PairImage", "HerdrAgents",
+                "HerdrKit", "CompanionPairing", "EndToEndChannel", "NoiseRoads", "PeerGate", "RelayClient", "HomeRoad",
+                "CLISupport", "PairImage", "HerdrAgents",
                 "Plumbing",
             ]),
         // `herdr-remote pair --image`'s reader: a PNG (libpng) to the text of its QR codes (zbar).
@@ -133,7 +166,8 @@ let package = Package(
         .executableTarget(
             name: "herdr-bench",
             dependencies: [
-                "HerdrKit", "SSHClient", "TestSupport", "Noise", "Companion", "RelayServer", "RelayStorage",
+                "HerdrKit", "SSHClient", "TestSupport", "Noise", "CompanionDevice", "EndToEndChannel", "RelayServer",
+                "RelayStorage",
                 "RelayProtocol", "AppAttest", "HerdrCrypto",
                 "CSystem",
             ],
@@ -146,7 +180,8 @@ let package = Package(
             name: "herdr-fuzz",
             dependencies: [
                 "CFuzzDriver", "HomeRoad", "RelayStorage", "RelayProtocol", "RelayServer", "WebWire", "PeerGate",
-                "PeerGateListener", "Companion", "Noise", "HerdrBase", "HerdrKit", "HerdrCrypto", "SSHPairingHost",
+                "PeerGateListener", "CompanionPairing", "EndToEndChannel", "SessionProtocol", "Noise", "HerdrBase",
+                "HerdrKit", "HerdrCrypto", "SSHPairingHost",
                 "CLISupport", "RelayCommandLine", "PairImage", "AppAttest", "HerdrAgents", "HerdrWatch",
             ],
             path: "Fuzz/herdr-fuzz",
@@ -173,7 +208,8 @@ let package = Package(
         .testTarget(name: "HerdrAgentsTests", dependencies: ["HerdrAgents"]),
         .testTarget(name: "HerdrWatchTests", dependencies: ["HerdrWatch", "HerdrAgents", "TestSupport"]),
         .testTarget(
-            name: "NoiseTests", dependencies: ["Noise", "Companion", "RelayProtocol", "HerdrCrypto", "TestSupport"],
+            name: "NoiseTests",
+            dependencies: ["Noise", "EndToEndChannel", "RelayProtocol", "HerdrCrypto", "TestSupport"],
             exclude: ["Peers", "Vectors"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["herdr-fuzz", "TestSupport"]),
         .testTarget(name: "PlumbingTests", dependencies: ["Plumbing"]),
@@ -211,13 +247,15 @@ let package = Package(
         .testTarget(
             name: "CompanionTests",
             dependencies: [
-                "Companion", "HerdrKit", "RelayClient", "RelayProtocol", "HerdrCrypto", "Noise", "TestSupport",
+                "CompanionDevice", "CompanionPairing", "EndToEndChannel", "NoiseRoads", "PeerGate", "SessionProtocol",
+                "HerdrKit", "RelayClient", "RelayProtocol", "HerdrCrypto", "Noise", "TestSupport",
                 "HomeRoad", "NetworkPath", "HerdrAgents", "Plumbing",
             ]),
         .testTarget(
             name: "HerdrHostAgentTests",
             dependencies: [
-                "herdr-host", "herdr-remote", "herdr-relay", "HerdrHostAgent", "Companion", "HerdrKit", "RelayClient",
+                "herdr-host", "herdr-remote", "herdr-relay", "HerdrHostAgent", "CompanionPairing", "EndToEndChannel",
+                "NoiseRoads", "SessionProtocol", "HerdrKit", "RelayClient",
                 "RelayServer", "RelayStorage", "RelayProtocol", "WebWire", "HerdrCrypto", "Noise", "TestSupport",
                 "HomeRoad", "PeerGate", "PeerGateListener", "CSystem", "Plumbing",
             ],

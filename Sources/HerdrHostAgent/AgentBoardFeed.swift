@@ -13,9 +13,6 @@ struct AgentBoardFeed: Sendable {
     /// (after it, a session still being read says so on the board).
     static let firstBoardWait = 3.0
 
-    /// The board before herdr-host has read herdr at all.
-    static let notRead = AgentBoard(herdr: HerdrAvailability(.failing, detail: "herdr-host has not read herdr yet"))
-
     private(set) var isWatching = false
     private var sequence: UInt32 = 1
     /// The board the device has once `outbox` is sent, and its version; nil: it is owed a whole board.
@@ -75,7 +72,7 @@ struct AgentBoardFeed: Sendable {
 /// board does (so a feed tells a change without comparing boards on each pass of the loop, which
 /// runs after every keystroke), and whether herdr had its first look.
 struct CurrentAgentBoard: Sendable {
-    private(set) var board = AgentBoardFeed.notRead
+    private(set) var board = AgentBoard.notRead
     private(set) var version = 0
     /// The herdr watch reads herdr now.
     private(set) var isRunning = false
@@ -84,9 +81,9 @@ struct CurrentAgentBoard: Sendable {
 
     init() {}
 
-    /// What the herdr watch reported (a stopped watch's board is `notRead`).
+    /// What the herdr watch reported (a stopped watch's board is `AgentBoard.notRead`).
     mutating func update(_ report: HerdrWatch.Report) {
-        let board = report.isRunning ? report.board : AgentBoardFeed.notRead
+        let board = report.isRunning ? report.board : AgentBoard.notRead
         if board != self.board {
             self.board = board
             version += 1

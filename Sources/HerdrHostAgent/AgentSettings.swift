@@ -1,5 +1,6 @@
 import Foundation
 import HerdrKit
+import SessionProtocol
 
 /// This computer's settings for herdr-host (`settings.json`, `herdr-host config`): the relay it
 /// paired through last, so the next pairing needs no `--relay`, and how terminal sessions run.

@@ -1,12 +1,15 @@
 import CLISupport
-import Companion
+import CompanionPairing
+import EndToEndChannel
 import Foundation
 import HerdrKit
 import HomeRoad
 import Noise
+import PeerGate
 import PeerGateListener
 import Plumbing
 import RelayClient
+import SessionProtocol
 import Synchronization
 
 /// Where `herdr-host pair` talks to the person: it shows codes, asks for the typed one, and says

@@ -1,8 +1,8 @@
-import Companion
 import Foundation
 import HerdrAgents
 import HerdrWatch
 import Plumbing
+import SessionProtocol
 
 /// herdr's agents on the channel (docs/companion.md, "Agents"): each channel's watch of the
 /// board, sent within the device's frame budget beside its sessions; `open agent` checked

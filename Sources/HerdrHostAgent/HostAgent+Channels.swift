@@ -1,8 +1,9 @@
-import Companion
+import EndToEndChannel
 import Foundation
 import HomeRoad
 import NetworkPath
 import Plumbing
+import SessionProtocol
 
 /// The shell of the channel table (`HostChannelTable`): it decides, this carries out. A device
 /// may have a relay channel and home channels at once, but its sessions speak over one, the

@@ -1,8 +1,8 @@
-import Companion
 import Foundation
 import Glibc
 import HerdrKit
 import Plumbing
+import SessionProtocol
 
 /// The terminal sessions' shell: `HostSessionTable` decides, this starts the PTYs, moves bytes
 /// and sends what the table lets go.

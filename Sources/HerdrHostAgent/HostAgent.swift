@@ -1,5 +1,4 @@
 import CLISupport
-import Companion
 import Foundation
 import Glibc
 import HerdrAgents
@@ -13,6 +12,7 @@ import PeerGateListener
 import Plumbing
 import RelayClient
 import RelayProtocol
+import SessionProtocol
 import Synchronization
 
 /// `herdr-host run`: parks in every paired device's room and keeps parking, with backoff, through

@@ -1,12 +1,12 @@
 import CLISupport
-import Companion
 import Dispatch
+import EndToEndChannel
 import Foundation
 import Glibc
 import HerdrHostAgent
 import HerdrKit
-import HomeRoad
 import Noise
+import PeerGate
 import PeerGateListener
 import Plumbing
 import RelayClient

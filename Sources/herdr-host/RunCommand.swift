@@ -1,6 +1,6 @@
 import CLISupport
-import Companion
 import Dispatch
+import EndToEndChannel
 import Foundation
 import Glibc
 import HerdrHostAgent

@@ -1,5 +1,5 @@
 import CLISupport
-import Companion
+import CompanionPairing
 import Foundation
 import Glibc
 import HerdrHostAgent

@@ -1,12 +1,13 @@
 import CLISupport
-import Companion
+import CompanionPairing
 import Dispatch
+import EndToEndChannel
 import Foundation
 import Glibc
 import HerdrCrypto
 import HerdrKit
-import HomeRoad
 import Noise
+import PeerGate
 import Synchronization
 
 /// `pair` with a `herdr://companion` code: through the relay (or, for a code without one, on the

@@ -1,5 +1,4 @@
 import CLISupport
-import Companion
 import HerdrKit
 import Plumbing
 import RelayClient

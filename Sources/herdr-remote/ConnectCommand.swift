@@ -1,9 +1,9 @@
 import CLISupport
-import Companion
 import Foundation
 import Glibc
 import HerdrAgents
 import HerdrKit
+import NoiseRoads
 import Observation
 import RelayClient
 import SSHClient

@@ -1,5 +1,4 @@
 import CLISupport
-import Companion
 import Foundation
 import HerdrKit
 

@@ -1,5 +1,5 @@
 import CLISupport
-import Companion
+import CompanionPairing
 import Dispatch
 import Foundation
 import Glibc

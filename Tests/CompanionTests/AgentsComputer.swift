@@ -1,11 +1,13 @@
-import Companion
+import EndToEndChannel
 import Foundation
 import HerdrAgents
 import HerdrCrypto
 import HerdrKit
 import Noise
+import NoiseRoads
 import RelayClient
 import RelayProtocol
+import SessionProtocol
 import Synchronization
 import TestSupport
 

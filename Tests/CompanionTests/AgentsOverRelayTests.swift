@@ -1,4 +1,4 @@
-import Companion
+import CompanionDevice
 import Foundation
 import HerdrAgents
 import HerdrKit

@@ -1,5 +1,5 @@
-import Companion
 import HerdrAgents
+import SessionProtocol
 import Testing
 
 /// The channel's one rule (docs/companion.md, "Inside the channel"): a message's first byte makes

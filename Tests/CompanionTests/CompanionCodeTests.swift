@@ -1,7 +1,7 @@
-import Companion
+import CompanionPairing
 import Foundation
 import HerdrKit
-import HomeRoad
+import PeerGate
 import RelayClient
 import RelayProtocol
 import Testing

@@ -1,8 +1,10 @@
 import HerdrAgents
-import HomeRoad
+import PeerGate
 import Testing
 
-@testable import Companion
+@testable import CompanionDevice
+@testable import SessionProtocol
+
 
 /// Every policy docs/companion.md states for the device, on the machine alone with a fake clock
 /// (`DeviceMachineDriver`): no socket, no thread, no sleep.

@@ -1,9 +1,11 @@
 import HerdrAgents
-import HomeRoad
+import PeerGate
 import Testing
 
-@testable import Companion
+@testable import CompanionDevice
 @testable import NetworkPath
+@testable import NoiseRoads
+@testable import SessionProtocol
 
 /// Drives a `DeviceConnectionMachine` with a fake clock: no socket, no thread, no sleep. It plays
 /// the shell (attempts end when the test says, ticks come at `nextWake`) and the computer (the

@@ -1,7 +1,7 @@
-import Companion
 import Foundation
 import HerdrCrypto
 import Noise
+import NoiseRoads
 import RelayClient
 import RelayProtocol
 import TestSupport

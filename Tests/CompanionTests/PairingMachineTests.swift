@@ -1,8 +1,10 @@
-import Companion
+import CompanionPairing
+import EndToEndChannel
 import Foundation
 import HerdrCrypto
-import HomeRoad
+import PeerGate
 import RelayClient
+import SessionProtocol
 import Testing
 
 /// `ComputerPairing` and `DevicePairing` with an injected clock and randomness: every rule of the

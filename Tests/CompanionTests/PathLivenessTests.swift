@@ -1,5 +1,5 @@
-import Companion
 import NetworkPath
+import SessionProtocol
 import Testing
 
 /// `PathLiveness` with the time passed in: when it pings, what it learns from pongs, and when a

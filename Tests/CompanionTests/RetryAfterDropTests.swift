@@ -1,9 +1,11 @@
-import HomeRoad
 import Noise
+import PeerGate
 import RelayProtocol
 import Testing
 
-@testable import Companion
+@testable import CompanionDevice
+@testable import NoiseRoads
+
 
 /// The first retry after a drop goes at once when the road had been up a while; a dropped home
 /// road then leaves for the relay beside the home addresses, without their head start.

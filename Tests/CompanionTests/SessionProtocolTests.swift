@@ -1,4 +1,4 @@
-import Companion
+import SessionProtocol
 import Testing
 
 /// The session protocol's pure parts: `SessionMessage` (every case's bytes and every bound of its

@@ -1,11 +1,13 @@
-import Companion
+import CompanionPairing
+import EndToEndChannel
 import Foundation
 import HerdrCrypto
 import HerdrKit
-import HomeRoad
 import Noise
+import PeerGate
 import RelayClient
 import RelayProtocol
+import SessionProtocol
 
 /// docs/companion.md's worked example, made by the real code: the companion code, the relay's
 /// admission frames and join transcripts, the Noise handshakes (with fixed ephemeral keys, the

@@ -1,6 +1,6 @@
-import Companion
 import HerdrAgents
 import HerdrWatch
+import SessionProtocol
 import Testing
 
 @testable import HerdrHostAgent

@@ -1,6 +1,6 @@
-import Companion
 import Foundation
 import HerdrAgents
+import SessionProtocol
 import TestSupport
 
 /// A paired device that watches the computer's agents and holds terminal sessions on one

@@ -1,8 +1,9 @@
-import Companion
+import CompanionPairing
 import Foundation
 import Glibc
 import HerdrCrypto
 import RelayClient
+import SessionProtocol
 import TestSupport
 import Testing
 

@@ -1,5 +1,4 @@
 import HerdrHostAgent
-import HomeRoad
 import PeerGate
 import PeerGateListener
 import Testing

@@ -3,7 +3,7 @@ import Glibc
 import HerdrCrypto
 import HerdrHostAgent
 import HerdrKit
-import HomeRoad
+import PeerGate
 import TestSupport
 import Testing
 

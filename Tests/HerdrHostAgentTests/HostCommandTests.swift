@@ -1,4 +1,4 @@
-import Companion
+import CompanionPairing
 import Foundation
 import Glibc
 import HerdrHostAgent

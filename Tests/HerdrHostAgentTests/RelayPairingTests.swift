@@ -1,10 +1,11 @@
-import Companion
+import CompanionPairing
 import Foundation
 import Glibc
 import HerdrCrypto
 import HerdrHostAgent
 import HerdrKit
 import Noise
+import NoiseRoads
 import Plumbing
 import RelayClient
 import RelayProtocol

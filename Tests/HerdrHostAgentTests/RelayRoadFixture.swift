@@ -1,10 +1,11 @@
-import Companion
+import EndToEndChannel
 import Foundation
 import Glibc
 import HerdrCrypto
 import HerdrHostAgent
 import HerdrKit
 import Noise
+import NoiseRoads
 import RelayClient
 import RelayProtocol
 import TestSupport

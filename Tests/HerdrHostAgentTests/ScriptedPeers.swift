@@ -1,4 +1,5 @@
-import Companion
+import CompanionPairing
+import EndToEndChannel
 import Foundation
 import Glibc
 import HerdrCrypto
@@ -6,6 +7,7 @@ import HomeRoad
 import Noise
 import RelayClient
 import RelayProtocol
+import SessionProtocol
 import TestSupport
 
 /// A device the test drives step by step through a pairing (the real one, herdr-remote, runs its

@@ -1,4 +1,3 @@
-import HomeRoad
 import PeerGate
 import Testing
 

@@ -1,4 +1,4 @@
-import Companion
+import EndToEndChannel
 import HerdrCrypto
 import Noise
 import RelayProtocol

@@ -1,5 +1,5 @@
-import Companion
 import HerdrAgents
+import SessionProtocol
 
 extension FuzzTargets {
     /// The agents family's board messages, as a device reads them (docs/companion.md, "Agents"):

@@ -1,4 +1,4 @@
-import Companion
+import EndToEndChannel
 import Noise
 
 /// Fixed keys and one genuine `Noise_XK_25519_ChaChaPoly_BLAKE2s` exchange (herdr-remote's

@@ -1,6 +1,6 @@
-import Companion
-import HomeRoad
+import PeerGate
 import RelayProtocol
+import SessionProtocol
 
 extension FuzzTargets {
     /// The control messages inside the companion channel (docs/companion-code.md, "Inside the

@@ -1,4 +1,3 @@
-import Companion
 import Noise
 
 extension FuzzTargets {

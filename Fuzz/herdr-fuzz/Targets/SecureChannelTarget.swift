@@ -1,4 +1,4 @@
-import Companion
+import EndToEndChannel
 import Noise
 
 extension FuzzTargets {

@@ -1,6 +1,6 @@
-import Companion
 import HerdrAgents
 import HerdrBase
+import SessionProtocol
 
 extension FuzzTargets {
     /// The companion session protocol (docs/companion.md, "The session protocol"): any bytes

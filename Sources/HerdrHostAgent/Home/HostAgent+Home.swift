@@ -1,4 +1,4 @@
-import Companion
+import EndToEndChannel
 import Foundation
 import HerdrCrypto
 import HerdrKit

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import HerdrAgents
 import HerdrKit
+import SessionProtocol
 
 /// What a terminal session runs on this computer, and in what environment: the attach command
 /// the SSH road runs (`HerdrCommand`), unless the computer's own settings name another. The

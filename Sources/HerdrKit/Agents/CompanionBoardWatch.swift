@@ -1,6 +1,7 @@
-import Companion
+import CompanionDevice
 import Foundation
 import HerdrAgents
+import NoiseRoads
 
 /// A computer's board on the Noise roads: a `DeviceConnection` that attaches nothing
 /// and watches agents (docs/companion.md, "Agents"). It reconnects as `connect` does; a

@@ -1,5 +1,5 @@
 import Foundation
-import HomeRoad
+import PeerGate
 
 /// One computer the user connects to: where it is, who to log in as, and which herdr session to open.
 ///

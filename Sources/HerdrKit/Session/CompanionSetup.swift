@@ -1,7 +1,9 @@
-import Companion
+import CompanionDevice
+import EndToEndChannel
 import Foundation
-import HomeRoad
 import Noise
+import NoiseRoads
+import PeerGate
 import RelayClient
 
 /// What every connection to a companion host needs from the saved pairing, and what it keeps

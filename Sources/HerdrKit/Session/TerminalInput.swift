@@ -1,4 +1,4 @@
-import Companion
+import CompanionDevice
 import SSHClient
 import Synchronization
 

@@ -1,4 +1,3 @@
-import Companion
 import Foundation
 import HerdrAgents
 import SSHClient

@@ -1,8 +1,9 @@
-import Companion
+import CompanionDevice
 import Foundation
 import HerdrAgents
-import HomeRoad
 import Noise
+import NoiseRoads
+import PeerGate
 import SSHClient
 
 /// The Noise roads (home network, relay): the session through herdr-host over the end-to-end channel.

@@ -1,7 +1,8 @@
-import Companion
+import CompanionDevice
 import Foundation
 import HerdrAgents
 import NetworkPath
+import NoiseRoads
 import Observation
 import SSHClient
 

@@ -1,5 +1,5 @@
-import Companion
 import HerdrAgents
+import NoiseRoads
 import SSHClient
 
 /// Tuning for a terminal session; the defaults suit an interactive terminal on a tailnet.

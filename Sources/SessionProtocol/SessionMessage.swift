@@ -1,3 +1,4 @@
+import EndToEndChannel
 import HerdrAgents
 import HerdrBase
 

@@ -1,9 +1,8 @@
-import Companion
 import Foundation
 import HerdrAgents
+import SessionProtocol
 import Testing
 
-@testable import HerdrHostAgent
 
 /// `open agent` in the session table: checked against the computer's own board, then a session
 /// like any; and the board's frames counted in the same budget as the sessions'.

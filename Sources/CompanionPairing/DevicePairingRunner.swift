@@ -1,9 +1,12 @@
+import EndToEndChannel
 import Foundation
 import HomeRoad
 import Noise
+import PeerGate
 import Plumbing
 import RelayClient
 import RelayProtocol
+import SessionProtocol
 import Synchronization
 
 /// Where the device shows the code and what happened.

@@ -1,3 +1,4 @@
+import NoiseRoads
 import RelayClient
 
 /// How the first reconnect attempt after an established road dropped goes. Pure.

@@ -1,10 +1,11 @@
+import EndToEndChannel
 import Foundation
 import HerdrCrypto
-import HomeRoad
 import Noise
 import Plumbing
 import RelayClient
 import RelayProtocol
+import SessionProtocol
 
 /// A paired device's way to its computer through the relay, after pairing (specs/002
 /// "Reconnection"): a signed join as the phone, a fresh XK handshake with the pinned computer key,

@@ -1,4 +1,3 @@
-import Companion
 import Foundation
 import HerdrAgents
 import HerdrCrypto
@@ -161,7 +160,7 @@ public struct HostSessionTable: Sendable {
                 .session(name), stream: stream, cols: cols, rows: rows, window: window, device: device, now: now)
         case .openAgent(let stream, let session, let pane, let cols, let rows, let window):
             let key = AgentKey(session: session, pane: pane)
-            let board = agents ?? AgentBoardFeed.notRead
+            let board = agents ?? AgentBoard.notRead
             if self.session(device, stream) == nil, let refusal = board.refusalToOpen(key) {
                 queue(.refused(stream: stream, reason: .unknownAgent, text: refusal), for: device)
                 return [.log(device, "was refused an agent: \(refusal)")]

@@ -1,6 +1,5 @@
-import Companion
 import Foundation
-import HerdrHostAgent
+import SessionProtocol
 import Testing
 
 /// `HostSessionTable`, the computer's side of the session protocol, driven as the pure state

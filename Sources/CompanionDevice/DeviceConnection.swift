@@ -1,7 +1,8 @@
 import Dispatch
+import EndToEndChannel
 import Foundation
-import HomeRoad
 import NetworkPath
+import NoiseRoads
 import Plumbing
 import RelayClient
 import Synchronization

@@ -1,5 +1,7 @@
 import HerdrAgents
 import NetworkPath
+import NoiseRoads
+import SessionProtocol
 
 /// One connection in use: what goes out on it within the device's frame budget (docs/companion.md,
 /// "Frame budget"), and what the computer's messages on it mean.

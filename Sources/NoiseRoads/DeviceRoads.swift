@@ -1,8 +1,10 @@
 import Foundation
 import HomeRoad
 import Noise
+import PeerGate
 import Plumbing
 import RelayClient
+import SessionProtocol
 import Synchronization
 
 /// Every road from a paired device to its computer, tried together (happy eyeballs): the home

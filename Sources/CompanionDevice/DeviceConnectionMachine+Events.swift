@@ -1,5 +1,6 @@
 import HerdrAgents
-import HomeRoad
+import NoiseRoads
+import PeerGate
 
 /// What a device's connection attaches, tells and ends with: `DeviceConnection`'s public words.
 extension DeviceConnectionMachine {

@@ -1,6 +1,8 @@
+import EndToEndChannel
 import Foundation
 import HerdrCrypto
 import RelayProtocol
+import SessionProtocol
 
 /// The device's side of a pairing through the relay (specs/002 "Pairing confirmation",
 /// "Establishing the room"): it joins the room the code names as the phone, runs the handshake

@@ -1,6 +1,10 @@
 import HerdrAgents
 
 extension AgentBoard {
+    /// The computer's board before herdr-host has read herdr at all.
+    public static let notRead = AgentBoard(
+        herdr: HerdrAvailability(.failing, detail: "herdr-host has not read herdr yet"))
+
     /// Why `key` cannot be opened from this board (the device named an agent the computer does
     /// not list: gone, never there, or its session not ready), in words for the refusal; nil
     /// when the board lists it.

@@ -1,6 +1,7 @@
+import EndToEndChannel
 import Foundation
 import HerdrBase
-import HomeRoad
+import PeerGate
 import Plumbing
 import RelayClient
 import RelayProtocol

@@ -1,6 +1,6 @@
 import Foundation
 import HerdrBase
-import HomeRoad
+import PeerGate
 import RelayProtocol
 
 /// The control messages inside the end-to-end channel (docs/companion.md, "Inside the

@@ -1,8 +1,10 @@
+import EndToEndChannel
 import Foundation
-import HomeRoad
 import Noise
+import PeerGate
 import Plumbing
 import RelayClient
+import SessionProtocol
 
 /// Which road a device's connection to its computer took.
 public enum CompanionRoad: Hashable, Sendable, CustomStringConvertible {

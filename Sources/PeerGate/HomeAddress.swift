@@ -1,4 +1,3 @@
-import PeerGate
 
 /// Where a computer's home door listens, as the companion code and the channel carry it:
 /// `addr:port` for IPv4, `[addr]:port` for IPv6, the address numeric and of a kind PeerGate calls

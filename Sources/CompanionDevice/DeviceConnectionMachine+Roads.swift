@@ -1,4 +1,5 @@
 import NetworkPath
+import NoiseRoads
 import RelayClient
 
 /// Connecting, reconnecting and moving (docs/companion.md, "Resume", "Liveness"): the attempt

@@ -1,8 +1,10 @@
+import EndToEndChannel
 import Foundation
 import HerdrBase
 import HerdrCrypto
-import HomeRoad
+import PeerGate
 import RelayClient
+import SessionProtocol
 
 /// The computer's side of a pairing through the relay, as specs/002 "Pairing confirmation" and
 /// "The confirmed-but-not-yet-established window" say: it shows a code, parks in its room, and

@@ -1,7 +1,9 @@
 import HerdrAgents
-import HomeRoad
 import NetworkPath
+import NoiseRoads
+import PeerGate
 import RelayClient
+import SessionProtocol
 
 /// The device's connection to its computer over the Noise roads, as a pure state machine: what
 /// `DeviceConnection` decides, without its sockets, threads or clock (docs/companion.md, "The
