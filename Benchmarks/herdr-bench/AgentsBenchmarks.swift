@@ -197,7 +197,7 @@ struct PairedComputers {
         guard let index = hosts.firstIndex(where: { $0.name == name }) else {
             throw FixtureError("no saved host \(name)")
         }
-        hosts[index].relay?.relay = origin
+        hosts[index].companion?.relay = origin
         try JSONEncoder().encode(hosts).write(to: file)
     }
 }

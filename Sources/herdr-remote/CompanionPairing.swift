@@ -45,7 +45,7 @@ enum CompanionPairing {
         let profile = HostProfile(
             id: id, name: name, hostname: code.relay?.host ?? first.map { "\($0.address)" } ?? "",
             port: Int(code.relay?.port ?? first?.port ?? 0), username: "", herdrSession: code.session,
-            relay: RelayRoad(
+            companion: PairedComputer(
                 relay: code.relay?.origin, computerKey: Base64URL.encode(code.staticPublicKey),
                 pairingID: code.pidText, registered: false, deviceName: deviceName, home: code.home))
         let secrets = SecretStore(directory: store.directory)
@@ -60,7 +60,7 @@ enum CompanionPairing {
             // Kept before the secret goes to the computer, so a crash after cannot lose it.
             try secrets.setRoomSecret(secret, for: id)
             var kept = profile
-            kept.relay?.registered = registered
+            kept.companion?.registered = registered
             let failure: String? = DispatchQueue.main.sync {
                 MainActor.assumeIsolated {
                     store.upsert(kept)
@@ -94,7 +94,7 @@ enum CompanionPairing {
             throw RemoteError(.ioError, "The pairing could not be kept here (\(failure)); nothing was paired.")
         case .success(.paired(_, let established)):
             if let addresses = homeSaid.withLock({ $0 }), var kept = store.hosts.first(where: { $0.id == id }) {
-                kept.relay?.home = addresses
+                kept.companion?.home = addresses
                 store.upsert(kept)
             }
             var lines = ["Paired with \(display(code)) \(way(code))."]

@@ -8,7 +8,7 @@ import RelayProtocol
 enum CompanionRemoval {
     /// Deletes the host's relay room (best effort) and erases its room secret; says what happened.
     static func deleteRoom(of host: HostProfile, secrets: SecretStore) async -> String {
-        guard let road = host.relay else { return "nothing to delete" }
+        guard let road = host.companion else { return "nothing to delete" }
         guard let relay = road.relay else {
             try? secrets.setRoomSecret(nil, for: host.id)
             return "it was paired on the home network only, so the computer keeps it until herdr-host unpair there"

@@ -75,7 +75,7 @@ enum ConnectCommand {
             guard let choice = DeviceRoads.Choice(rawValue: road), choice != .any else {
                 throw arguments.usageError("option '--road' must be home or relay, got '\(road)'")
             }
-            guard host.relay != nil else {
+            guard host.companion != nil else {
                 throw arguments.usageError("\(host.name) is reached over SSH; --road is for companion hosts")
             }
             options.road = choice
@@ -131,7 +131,7 @@ enum ConnectCommand {
         startInput: (TerminalSession) -> Void
     ) async throws -> ExitCode {
         session.onNotice = { terminal.status($0) }
-        if let road = host.relay {
+        if let road = host.companion {
             var roads: [String] = []
             if session.options.road != .relay { roads += road.home.map { "home network \($0)" } }
             if session.options.road != .home, let relay = road.relay {
@@ -177,7 +177,7 @@ enum ConnectCommand {
             guard session.state != lastState else { continue }
             switch session.state {
             case .reconnecting(let attempt, let reason):
-                if host.relay != nil {
+                if host.companion != nil {
                     terminal.status(
                         attempt == 1
                             ? "The link dropped (\(reason)); reconnecting..."
@@ -189,7 +189,7 @@ enum ConnectCommand {
             case .connected:
                 if case .reconnecting = lastState {
                     terminal.status(
-                        host.relay != nil
+                        host.companion != nil
                             ? "Reconnected via \(session.road.map(\.description) ?? "the relay"); the session resumed where it was."
                             : "Reattached.")
                 }

@@ -21,7 +21,7 @@ enum HostCommands {
             var rows = [["NAME", "ROAD", "DESTINATION", "PLATFORM", "SESSION", "HOST KEY"]]
             for host in store.hosts.sorted(by: { $0.name < $1.name }) {
                 let session = host.remoteCommand.map { "command: \($0)" } ?? host.herdrSession ?? "default"
-                if let relay = host.relay {
+                if let relay = host.companion {
                     let key = Base64URL.decodeCanonical(relay.computerKey).map(CompanionPairing.fingerprint)
                     rows.append([
                         host.name, host.road, endpoint(host.hostname, host.port), host.platform.rawValue, session,
@@ -38,14 +38,14 @@ enum HostCommands {
             }
             print(table(rows), terminator: "")
             for host in store.hosts.sorted(by: { $0.name < $1.name }) {
-                guard let relay = host.relay else { continue }
+                guard let relay = host.companion else { continue }
                 print(roadLines(host.name, relay, relayShown: endpoint(host.hostname, host.port)), terminator: "")
             }
             return .success
         })
 
     /// A companion host's roads and when each last worked.
-    static func roadLines(_ name: String, _ road: RelayRoad, relayShown: String) -> String {
+    static func roadLines(_ name: String, _ road: PairedComputer, relayShown: String) -> String {
         func when(_ date: Date?) -> String {
             guard let date else { return "never yet" }
             let formatter = ISO8601DateFormatter()
@@ -176,7 +176,7 @@ enum HostCommands {
         handler: { @MainActor arguments in
             let store = try openStore()
             let host = try findHost(arguments.positional("name") ?? "", in: store)
-            if host.relay != nil {
+            if host.companion != nil {
                 let outcome = await CompanionRemoval.deleteRoom(
                     of: host, secrets: SecretStore(directory: store.directory))
                 store.delete(host.id)

@@ -168,7 +168,7 @@ enum SSHConfigImport {
                     print("Skipped \(alias): a host of that name is saved already (--replace updates it)")
                     continue
                 }
-                if let existing, existing.relay != nil {
+                if let existing, existing.companion != nil {
                     print("Skipped \(alias): a companion host of that name is saved (remove it first)")
                     if !named.isEmpty { failed = true }
                     continue

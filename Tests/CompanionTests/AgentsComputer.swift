@@ -116,7 +116,7 @@ final class AgentsComputer: @unchecked Sendable {
         let store = HostStore(directory: directory)
         let profile = HostProfile(
             name: name, hostname: "127.0.0.1", port: Int(relay.port), username: "",
-            relay: RelayRoad(
+            companion: PairedComputer(
                 relay: origin, computerKey: Base64URL.encode(computerKey.publicKey), pairingID: pairingID,
                 registered: false, deviceName: "phone"))
         store.upsert(profile)

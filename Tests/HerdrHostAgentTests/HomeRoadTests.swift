@@ -56,14 +56,14 @@ import Testing
 
         /// The device's saved home addresses (from the code, then from every channel).
         func savedHomeAddresses() throws -> [String] {
-            try road.devicePairing().profile.relay?.home.map(\.description) ?? []
+            try road.devicePairing().profile.companion?.home.map(\.description) ?? []
         }
 
         /// Replaces the device's saved home addresses (as a stale lease would leave them).
         func setSavedHomeAddresses(_ addresses: [String]) throws {
             let file = road.deviceHome("phone").appending(path: "herdr-remote/hosts.json")
             var hosts = try JSONDecoder().decode([HostProfile].self, from: Data(contentsOf: file))
-            hosts[0].relay?.home = try addresses.map { try HomeAddress(parsing: $0) }
+            hosts[0].companion?.home = try addresses.map { try HomeAddress(parsing: $0) }
             try JSONEncoder().encode(hosts).write(to: file)
         }
 
@@ -329,7 +329,7 @@ import Testing
         let hosts = try JSONDecoder().decode(
             [HostProfile].self,
             from: Data(contentsOf: home.road.deviceHome("phone").appending(path: "herdr-remote/hosts.json")))
-        let road = try #require(hosts.first?.relay)
+        let road = try #require(hosts.first?.companion)
         #expect(road.relay == nil)
         #expect(road.home.map(\.description).contains("[\(home.link.rootIPv6)]:\(home.homePort)"), "\(road.home)")
         #expect(try home.road.registry.devices().first?.relay == nil)

@@ -23,7 +23,7 @@ import Testing
         #expect(devices.first?.established == true, "the device registered the room before it ended")
         #expect(devices.first?.name == "phone")
         var (profile, connection) = try road.devicePairing()
-        #expect(profile.relay?.registered == true)
+        #expect(profile.companion?.registered == true)
         #expect(profile.name == "studio")
         #expect(road.relay.stderrText().contains("a room was established"))
 

@@ -299,7 +299,7 @@ final class RelayRoadFixture {
         let config = deviceHome(name).appendingPathComponent("herdr-remote")
         let hosts = try JSONDecoder().decode(
             [HostProfile].self, from: Data(contentsOf: config.appendingPathComponent("hosts.json")))
-        guard let profile = hosts.first(where: { $0.relay != nil }), let road = profile.relay else {
+        guard let profile = hosts.first(where: { $0.companion != nil }), let road = profile.companion else {
             throw FixtureError("no relay host saved")
         }
         guard

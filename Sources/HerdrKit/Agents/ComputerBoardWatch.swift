@@ -51,7 +51,7 @@ public enum ComputerBoards {
     public static func watch(_ profile: HostProfile, store: HostStore, options: BoardWatchOptions)
         -> any ComputerBoardWatch
     {
-        profile.relay == nil
+        profile.companion == nil
             ? SSHBoardWatch(profile: profile, store: store, options: options)
             : CompanionBoardWatch(profile: profile, store: store, options: options)
     }

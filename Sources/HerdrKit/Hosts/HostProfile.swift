@@ -27,9 +27,10 @@ public struct HostProfile: Codable, Identifiable, Hashable, Sendable {
     /// Private key files (absolute paths) tried after the device key and before ssh-agent's keys,
     /// as `ssh -i` or `IdentityFile` would; empty for most hosts.
     public var identityFiles: [String]
-    /// Set for a computer paired through a relay (`herdr://companion`): reached through that relay
-    /// with the end-to-end channel instead of SSH. `hostname` and `port` then name the relay.
-    public var relay: RelayRoad?
+    /// Set for a computer paired with herdr-host (`herdr://companion`): reached over the Noise
+    /// roads (the home network, the relay) with the end-to-end channel instead of SSH. `hostname`
+    /// and `port` then name the relay. Kept under the key `relay` in hosts.json.
+    public var companion: PairedComputer?
 
     /// Creates a profile; everything but the name, hostname and user has a default.
     public init(
@@ -42,7 +43,7 @@ public struct HostProfile: Codable, Identifiable, Hashable, Sendable {
         herdrSession: String? = nil,
         remoteCommand: String? = nil,
         identityFiles: [String] = [],
-        relay: RelayRoad? = nil
+        companion: PairedComputer? = nil
     ) {
         self.id = id
         self.name = name
@@ -53,18 +54,19 @@ public struct HostProfile: Codable, Identifiable, Hashable, Sendable {
         self.herdrSession = herdrSession
         self.remoteCommand = remoteCommand
         self.identityFiles = identityFiles
-        self.relay = relay
+        self.companion = companion
     }
 
     /// The road to the host, for listings: `ssh`, `relay` (a companion host with a relay), or
     /// `home` (one paired on the home network alone).
     public var road: String {
-        guard let relay else { return "ssh" }
-        return relay.relay == nil ? "home" : "relay"
+        guard let companion else { return "ssh" }
+        return companion.relay == nil ? "home" : "relay"
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, name, hostname, port, username, platform, herdrSession, remoteCommand, identityFiles, relay
+        case id, name, hostname, port, username, platform, herdrSession, remoteCommand, identityFiles
+        case companion = "relay"
     }
 
     /// Decodes a profile, filling in the defaults for keys that older or hand-written files leave out.
@@ -79,14 +81,15 @@ public struct HostProfile: Codable, Identifiable, Hashable, Sendable {
         herdrSession = try container.decodeIfPresent(String.self, forKey: .herdrSession)
         remoteCommand = try container.decodeIfPresent(String.self, forKey: .remoteCommand)
         identityFiles = try container.decodeIfPresent([String].self, forKey: .identityFiles) ?? []
-        relay = try container.decodeIfPresent(RelayRoad.self, forKey: .relay)
+        companion = try container.decodeIfPresent(PairedComputer.self, forKey: .companion)
     }
 }
 
-/// How a host paired through a relay is reached: the relay's origin, the computer's Noise static
-/// public key and the pairing id from its `herdr://companion` code. The room secret is a secret and
+/// What this device keeps of a computer paired with herdr-host, to reach it over the Noise roads:
+/// the relay's origin (if it has one), the computer's Noise static public key and the pairing id
+/// from its `herdr://companion` code, its home addresses. The room secret is a secret and
 /// lives in `secrets.json`; the device's own static key in `companion_key`.
-public struct RelayRoad: Codable, Hashable, Sendable {
+public struct PairedComputer: Codable, Hashable, Sendable {
     /// `https://host[:port]`; nil for a computer paired on the home network only.
     public var relay: String?
     /// The computer's static public key, unpadded base64url (`rs`).

@@ -18,7 +18,9 @@ enum CompanionSetup {
         for profile: HostProfile, store: HostStore, options: TerminalSessionOptions,
         attach: DeviceConnection.Attach?, cols: Int, rows: Int
     ) throws(TerminalSessionError) -> DeviceConnection.Configuration {
-        guard let road = profile.relay else { throw TerminalSessionError("\(profile.name) is not a companion host") }
+        guard let road = profile.companion else {
+            throw TerminalSessionError("\(profile.name) is not a companion host")
+        }
         var endpoint: RelayEndpoint?
         if let relay = road.relay {
             do {
@@ -70,25 +72,29 @@ enum CompanionSetup {
 
     /// A session got through over `road` now: kept for `herdr-remote hosts`.
     static func noteRoadWorked(_ road: CompanionRoad, of profile: HostProfile, in store: HostStore) {
-        guard var current = store.hosts.first(where: { $0.id == profile.id }), current.relay != nil else { return }
-        if road.isHome { current.relay?.homeLastWorked = Date() } else { current.relay?.relayLastWorked = Date() }
+        guard var current = store.hosts.first(where: { $0.id == profile.id }), current.companion != nil else { return }
+        if road.isHome {
+            current.companion?.homeLastWorked = Date()
+        } else {
+            current.companion?.relayLastWorked = Date()
+        }
         store.upsert(current)
     }
 
     /// The computer's home door moved (a new lease) or closed: later connections try it there.
     static func keepHomeAddresses(_ addresses: [HomeAddress], of profile: HostProfile, in store: HostStore) {
-        guard var current = store.hosts.first(where: { $0.id == profile.id }), let road = current.relay,
+        guard var current = store.hosts.first(where: { $0.id == profile.id }), let road = current.companion,
             road.home != addresses
         else { return }
-        current.relay?.home = addresses
+        current.companion?.home = addresses
         store.upsert(current)
     }
 
     /// The relay took the room's verifier: later connections need not register it again.
     static func markRegistered(_ profile: HostProfile, in store: HostStore) {
-        guard var current = store.hosts.first(where: { $0.id == profile.id }), current.relay?.registered == false
+        guard var current = store.hosts.first(where: { $0.id == profile.id }), current.companion?.registered == false
         else { return }
-        current.relay?.registered = true
+        current.companion?.registered = true
         store.upsert(current)
     }
 }

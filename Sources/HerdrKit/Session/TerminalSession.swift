@@ -109,14 +109,14 @@ public final class TerminalSession {
         tail.reset()
         size = (max(cols, 1), max(rows, 1))
 
-        if profile.relay != nil
+        if profile.companion != nil
             || profile.remoteCommand?.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ?? true,
             let name = profile.herdrSession, !HerdrSessionName.isValid(name)
         {
             fail(.invalidSessionName, "Invalid herdr session name: \(HerdrCommand.posixQuoted(name))")
             return
         }
-        if profile.relay != nil { return await connectOverNoiseRoads(generation: generation) }
+        if profile.companion != nil { return await connectOverNoiseRoads(generation: generation) }
         do {
             deviceKey = try DeviceKey.load(in: store.directory)
         } catch {
