@@ -1,7 +1,7 @@
 import WebWire
 
 /// What a WebSocket fuzz input asks for: the first two bytes choose the role, the chunk size, the
-/// message size limit and whether the stream decoder streams text; the rest is the wire.
+/// message size limit and whether the decoder's events stream text; the rest is the wire.
 struct WebSocketFuzzInput {
     let role: WebSocketRole
     let chunk: Int
@@ -24,26 +24,26 @@ struct WebSocketFuzzInput {
     }
 }
 
-/// What a decoder made of a stream: the messages it completed, and the error it stopped with.
+/// What a read-out of the decoder made of a stream: the messages it completed, and the error it stopped with.
 struct WebSocketDecoding: Equatable {
     var messages: [WebSocketMessage] = []
     var error: WebSocketProtocolError?
 }
 
 enum WebSocketFuzzing {
-    /// `WebSocketFrameDecoder` over `pieces`, asking for messages after each; checks that an error
-    /// sticks and that the decoder holds no more than it was given.
-    static func frameDecoder(_ input: WebSocketFuzzInput, pieces: [[UInt8]]) -> WebSocketDecoding {
-        var decoder = WebSocketFrameDecoder(role: input.role, maximumMessageSize: input.maximumMessageSize)
+    /// `WebSocketMessageReader` over `pieces`, asking for messages after each; checks that an error
+    /// sticks and that the reader holds no more than it was given.
+    static func messageReader(_ input: WebSocketFuzzInput, pieces: [[UInt8]]) -> WebSocketDecoding {
+        var reader = WebSocketMessageReader(role: input.role, maximumMessageSize: input.maximumMessageSize)
         var result = WebSocketDecoding()
         var given = 0
         var taken = 0
         outer: for piece in pieces {
-            decoder.append(piece)
+            reader.append(piece)
             given += piece.count
             while true {
                 do throws(WebSocketProtocolError) {
-                    guard let message = try decoder.next() else { break }
+                    guard let message = try reader.next() else { break }
                     result.messages.append(message)
                     taken += size(message)
                     FuzzCheck.expect(bounded(message, input.maximumMessageSize), "a message past the limit")
@@ -52,23 +52,24 @@ enum WebSocketFuzzing {
                     break outer
                 }
             }
-            FuzzCheck.expect(decoder.bufferedByteCount <= given - taken, "holds more than it was given")
+            FuzzCheck.expect(reader.bufferedByteCount <= given - taken, "holds more than it was given")
         }
         if let error = result.error {
-            decoder.append([0x82, 0x80, 0, 0, 0, 0])
-            let again = Result { () throws(WebSocketProtocolError) in try decoder.next() }
+            reader.append([0x82, 0x80, 0, 0, 0, 0])
+            let again = Result { () throws(WebSocketProtocolError) in try reader.next() }
             FuzzCheck.expect(again.error == error, "the error did not stick")
-            FuzzCheck.expect(decoder.bufferedByteCount == 0, "holds bytes after an error")
+            FuzzCheck.expect(reader.bufferedByteCount == 0, "holds bytes after an error")
         }
         return result
     }
 
-    /// `WebSocketStreamDecoder` over `pieces`, its streamed frames joined back into messages;
-    /// checks the event order (start, payload within the announced length, end) and that an
-    /// error sticks.
-    static func streamDecoder(_ input: WebSocketFuzzInput, pieces: [[UInt8]], streamsText: Bool) -> WebSocketDecoding {
-        let decoder = WebSocketStreamDecoder(role: input.role, maximumMessageSize: input.maximumMessageSize)
-        decoder.streamsText = streamsText
+    /// `WebSocketDecoder`'s events over `pieces`, binary (and with `streamsText`, text) streamed
+    /// and joined back into messages; checks the event order (start, payload within the announced
+    /// length, end) and that an error sticks.
+    static func decoderEvents(_ input: WebSocketFuzzInput, pieces: [[UInt8]], streamsText: Bool) -> WebSocketDecoding {
+        let decoder = WebSocketDecoder(
+            role: input.role, maximumMessageSize: input.maximumMessageSize,
+            streaming: streamsText ? .binaryAndText : .binary)
         var result = WebSocketDecoding()
         var opcode: WebSocketOpcode?
         var message: [UInt8] = []
