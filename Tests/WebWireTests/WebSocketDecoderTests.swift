@@ -119,16 +119,94 @@ struct WebSocketDecoderTests {
     }
 
     @Test func handlerStopsDecoding() throws {
-        var bytes = frame(.text, Array("one".utf8), to: .server) + frame(.text, Array("two".utf8), to: .server)
+        let one = frame(.text, Array("one".utf8), to: .server)
+        var bytes = one + frame(.text, Array("two".utf8), to: .server)
         let decoder = WebSocketDecoder(role: .server, maximumMessageSize: 100, streaming: .binary)
-        var seen = 0
-        _ = try bytes.withUnsafeMutableBytes { buffer in
-            try decoder.decode(buffer) { _ in
-                seen += 1
+        var seen: [WebSocketMessage] = []
+        let used = try bytes.withUnsafeMutableBytes { buffer in
+            try decoder.decode(buffer) { event in
+                if case .message(let message) = event { seen.append(message) }
                 return false
             }
         }
-        #expect(seen == 1)
+        #expect(seen == [.text("one")])
+        // The rest decodes from the first byte not used.
+        #expect(used == one.count)
+        _ = try bytes.withUnsafeMutableBytes { buffer in
+            try decoder.decode(UnsafeMutableRawBufferPointer(rebasing: buffer[used...])) { event in
+                if case .message(let message) = event { seen.append(message) }
+                return true
+            }
+        }
+        #expect(seen == [.text("one"), .text("two")])
+    }
+
+    /// Stopping after every event and resuming with the bytes not used gives the same events as
+    /// one pass, for any chunking: the message reader stops this way at every message.
+    @Test(arguments: [WebSocketDecoder.Streaming.none, .binary, .binaryAndText])
+    func stoppingAfterEveryEventResumesWhereItStopped(streaming: WebSocketDecoder.Streaming) throws {
+        func events(_ bytes: [UInt8], stopping: Bool, largestChunk: Int) throws -> [String] {
+            let decoder = WebSocketDecoder(role: .server, maximumMessageSize: 1 << 20, streaming: streaming)
+            var random = SeededGenerator(seed: 21)
+            var seen: [String] = []
+            var payload: [UInt8] = []
+            var wire = bytes
+            var start = 0
+            try wire.withUnsafeMutableBytes { all in
+                while start < all.count {
+                    let end = min(all.count, start + Int.random(in: 1...largestChunk, using: &random))
+                    var chunk = UnsafeMutableRawBufferPointer(rebasing: all[start..<end])
+                    while true {
+                        let used = try decoder.decode(chunk) { event in
+                            switch event {
+                            case .dataFrameStart(let opcode, let fin, let length):
+                                seen.append("start \(opcode) \(fin) \(length)")
+                            // Pieces joined: chunking may cut the payload differently.
+                            case .dataPayload(let piece): payload += piece
+                            case .dataFrameEnd:
+                                seen.append("payload \(payload) end")
+                                payload = []
+                            case .message(let message): seen.append("message \(message)")
+                            }
+                            return !stopping
+                        }
+                        #expect(stopping || used == chunk.count)
+                        if used == chunk.count { break }
+                        chunk = UnsafeMutableRawBufferPointer(rebasing: chunk[used...])
+                    }
+                    start = end
+                }
+            }
+            return seen
+        }
+        let bytes = WebSocketStreamTests.mixedStream(role: .server).bytes
+        let expected = try events(bytes, stopping: false, largestChunk: bytes.count)
+        #expect(expected.count >= 10)
+        for largest in [1, 5, 300, bytes.count] {
+            #expect(try events(bytes, stopping: true, largestChunk: largest) == expected, "chunks up to \(largest)")
+        }
+    }
+
+    /// A relay streams text too once the socket is admitted: the change applies from the next message.
+    @Test func streamingChangedByTheHandlerAppliesToTheNextMessage() throws {
+        var bytes =
+            frame(.text, Array("admit me".utf8), to: .server) + frame(.text, Array("ok".utf8), to: .server)
+        let decoder = WebSocketDecoder(role: .server, maximumMessageSize: 100, streaming: .binary)
+        var seen: [String] = []
+        _ = try bytes.withUnsafeMutableBytes { buffer in
+            try decoder.decode(buffer) { event in
+                switch event {
+                case .message(let message):
+                    seen.append("\(message)")
+                    decoder.streaming = .binaryAndText
+                case .dataFrameStart(let opcode, _, _): seen.append("start \(opcode)")
+                case .dataPayload(let payload): seen.append(String(decoding: payload, as: UTF8.self))
+                case .dataFrameEnd: seen.append("end")
+                }
+                return true
+            }
+        }
+        #expect(seen == ["\(WebSocketMessage.text("admit me"))", "start text", "ok", "end"])
     }
 
     /// Noise and mutated streams: the events and the message reader end with the same messages

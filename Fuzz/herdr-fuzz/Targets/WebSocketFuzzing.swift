@@ -65,8 +65,11 @@ enum WebSocketFuzzing {
 
     /// `WebSocketDecoder`'s events over `pieces`, binary (and with `streamsText`, text) streamed
     /// and joined back into messages; checks the event order (start, payload within the announced
-    /// length, end) and that an error sticks.
-    static func decoderEvents(_ input: WebSocketFuzzInput, pieces: [[UInt8]], streamsText: Bool) -> WebSocketDecoding {
+    /// length, end) and that an error sticks. With `stopping`, the handler stops after every event
+    /// and decoding resumes with the bytes it did not use.
+    static func decoderEvents(
+        _ input: WebSocketFuzzInput, pieces: [[UInt8]], streamsText: Bool, stopping: Bool = false
+    ) -> WebSocketDecoding {
         let decoder = WebSocketDecoder(
             role: input.role, maximumMessageSize: input.maximumMessageSize,
             streaming: streamsText ? .binaryAndText : .binary)
@@ -78,55 +81,62 @@ enum WebSocketFuzzing {
             var bytes = piece
             let outcome = bytes.withUnsafeMutableBytes { buffer in
                 Result { () throws(WebSocketProtocolError) in
-                    try decoder.decode(buffer) { event in
-                        switch event {
-                        case .dataFrameStart(let frameOpcode, let fin, let length):
-                            FuzzCheck.expect(frame == nil, "a frame started inside a frame")
-                            if frameOpcode == .continuation {
-                                FuzzCheck.expect(opcode != nil, "a continuation outside a message")
-                            } else {
-                                FuzzCheck.expect(opcode == nil, "a message inside a message")
-                                FuzzCheck.expect(
-                                    frameOpcode == .binary || (frameOpcode == .text && streamsText),
-                                    "an odd streamed opcode")
-                                opcode = frameOpcode
-                            }
-                            FuzzCheck.expect(
-                                message.count + length <= input.maximumMessageSize, "a frame past the limit")
-                            frame = (fin, length, 0)
-                        case .dataPayload(let payload):
-                            FuzzCheck.expect(frame != nil, "payload outside a frame")
-                            frame?.received += payload.count
-                            FuzzCheck.expect(!payload.isEmpty, "an empty payload event")
-                            FuzzCheck.expect(
-                                (frame?.received ?? 0) <= (frame?.length ?? 0), "more payload than announced")
-                            message += payload
-                        case .dataFrameEnd:
-                            guard let ended = frame else {
-                                FuzzCheck.expect(false, "an end outside a frame")
-                                return false
-                            }
-                            FuzzCheck.expect(ended.received == ended.length, "a frame ended short")
-                            frame = nil
-                            if ended.fin {
-                                if opcode == .text {
-                                    let text = String(validating: message, as: UTF8.self)
-                                    FuzzCheck.expect(text != nil, "streamed text is not UTF-8")
-                                    result.messages.append(.text(text ?? ""))
+                    var rest = buffer
+                    while true {
+                        let used = try decoder.decode(rest) { event in
+                            switch event {
+                            case .dataFrameStart(let frameOpcode, let fin, let length):
+                                FuzzCheck.expect(frame == nil, "a frame started inside a frame")
+                                if frameOpcode == .continuation {
+                                    FuzzCheck.expect(opcode != nil, "a continuation outside a message")
                                 } else {
-                                    result.messages.append(.binary(message))
+                                    FuzzCheck.expect(opcode == nil, "a message inside a message")
+                                    FuzzCheck.expect(
+                                        frameOpcode == .binary || (frameOpcode == .text && streamsText),
+                                        "an odd streamed opcode")
+                                    opcode = frameOpcode
                                 }
-                                opcode = nil
-                                message = []
+                                FuzzCheck.expect(
+                                    message.count + length <= input.maximumMessageSize, "a frame past the limit")
+                                frame = (fin, length, 0)
+                            case .dataPayload(let payload):
+                                FuzzCheck.expect(frame != nil, "payload outside a frame")
+                                frame?.received += payload.count
+                                FuzzCheck.expect(!payload.isEmpty, "an empty payload event")
+                                FuzzCheck.expect(
+                                    (frame?.received ?? 0) <= (frame?.length ?? 0), "more payload than announced")
+                                message += payload
+                            case .dataFrameEnd:
+                                guard let ended = frame else {
+                                    FuzzCheck.expect(false, "an end outside a frame")
+                                    return false
+                                }
+                                FuzzCheck.expect(ended.received == ended.length, "a frame ended short")
+                                frame = nil
+                                if ended.fin {
+                                    if opcode == .text {
+                                        let text = String(validating: message, as: UTF8.self)
+                                        FuzzCheck.expect(text != nil, "streamed text is not UTF-8")
+                                        result.messages.append(.text(text ?? ""))
+                                    } else {
+                                        result.messages.append(.binary(message))
+                                    }
+                                    opcode = nil
+                                    message = []
+                                }
+                            case .message(let complete):
+                                if case .text = complete {
+                                    FuzzCheck.expect(!streamsText, "assembled text while streaming it")
+                                }
+                                FuzzCheck.expect(
+                                    bounded(complete, input.maximumMessageSize), "a message past the limit")
+                                result.messages.append(complete)
                             }
-                        case .message(let complete):
-                            if case .text = complete {
-                                FuzzCheck.expect(!streamsText, "assembled text while streaming it")
-                            }
-                            FuzzCheck.expect(bounded(complete, input.maximumMessageSize), "a message past the limit")
-                            result.messages.append(complete)
+                            return !stopping
                         }
-                        return true
+                        FuzzCheck.expect(stopping || used == rest.count, "stopped without being asked")
+                        if used == rest.count { break }
+                        rest = UnsafeMutableRawBufferPointer(rebasing: rest[used...])
                     }
                 }
             }
