@@ -58,8 +58,9 @@ public final class WebSocketDecoder {
 
     /// Decodes `bytes` in place (streamed payload is unmasked where it lies), calling `handler`
     /// for each event in order, and returns how many bytes it used: all of them, unless `handler`
-    /// returned false to stop. Decoding then resumes with the first byte not used, in the next
-    /// call. After a throw, every later call throws the same error.
+    /// returned false to stop. To resume after a stop, call again with the bytes not used, even
+    /// none: an event owed before them (the end of a frame whose last payload came with the stop)
+    /// comes then. After a throw, every later call throws the same error.
     @discardableResult
     public func decode(
         _ bytes: UnsafeMutableRawBufferPointer, _ handler: (Event) -> Bool

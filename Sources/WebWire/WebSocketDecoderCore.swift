@@ -72,8 +72,9 @@ struct WebSocketDecoderCore: Sendable {
 
     /// Decodes `bytes` in place (streamed payload is unmasked where it lies), calling `handler`
     /// for each event in order, and returns how many bytes it used: all of them, unless `handler`
-    /// returned false to stop; decoding resumes with the first byte not used. After a throw,
-    /// every later call throws the same error.
+    /// returned false to stop; the next call resumes there (with the bytes not used, even none,
+    /// since a frame's end may still be owed). After a throw, every later call throws the same
+    /// error.
     mutating func decode(
         _ bytes: UnsafeMutableRawBufferPointer, _ settings: some WebSocketDecoderSettings,
         _ handler: (WebSocketDecoder.Event) -> Bool
