@@ -19,7 +19,7 @@ final class ConnectionWorker {
     private let shared: ConnectionShared
     private let wakeFD: Int32
     private var transport: RelayTransport?
-    private var decoder = WebSocketFrameDecoder(role: .client, maximumMessageSize: RelayLimits.frameSize)
+    private var decoder = WebSocketMessageReader(role: .client, maximumMessageSize: RelayLimits.frameSize)
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     /// The socket once admitted, shared with senders.
     private let io: ConnectionIO

@@ -1,4 +1,4 @@
-/// One frame header (RFC 6455 §5.2), parsed and checked by the rules both decoders share: reserved
+/// One frame header (RFC 6455 §5.2), parsed and checked by `WebSocketDecoder`'s rules: reserved
 /// bits, opcodes, masking for the role, control-frame limits, fragmentation order and the message
 /// size limit — all decided from the header, before any payload is kept.
 struct WebSocketFrameHeader {

@@ -122,7 +122,7 @@ import WebWire
         #expect(throws: Never.self) { try WebSocketHandshake.validateResponse(response, key: key).get() }
         #expect(leftover == firstFrame + hex("81 02 68"))
 
-        var decoder = WebSocketFrameDecoder(role: .client, maximumMessageSize: 1024)
+        var decoder = WebSocketMessageReader(role: .client, maximumMessageSize: 1024)
         decoder.append(leftover)
         #expect(try decoder.next() == .binary([1, 2, 3]))
         #expect(try decoder.next() == nil)

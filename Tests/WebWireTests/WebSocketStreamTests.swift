@@ -40,7 +40,7 @@ import WebWire
             let payload = random.bytes(size)
             let bytes = WebSocketFrameEncoder.frame(.binary, payload, maskKey: 0x0102_0304)
             for chunk in 1...9 {
-                var decoder = WebSocketFrameDecoder(role: .server, maximumMessageSize: 100)
+                var decoder = WebSocketMessageReader(role: .server, maximumMessageSize: 100)
                 var messages: [WebSocketMessage] = []
                 for start in stride(from: 0, to: bytes.count, by: chunk) {
                     decoder.append(Array(bytes[start..<min(start + chunk, bytes.count)]))
@@ -92,7 +92,7 @@ import WebWire
     func byteAtATimeMatchesOneShot(role: WebSocketRole) throws {
         let (bytes, expected) = Self.mixedStream(role: role)
         #expect(try decodeAll(bytes, role: role) == expected)
-        var decoder = WebSocketFrameDecoder(role: role, maximumMessageSize: 1 << 20)
+        var decoder = WebSocketMessageReader(role: role, maximumMessageSize: 1 << 20)
         var messages: [WebSocketMessage] = []
         for byte in bytes {
             decoder.append([byte])
@@ -106,7 +106,7 @@ import WebWire
         let (bytes, expected) = Self.mixedStream(role: .server)
         var random = SeededGenerator(seed: 3)
         for _ in 0..<20 {
-            var decoder = WebSocketFrameDecoder(role: .server, maximumMessageSize: 1 << 20)
+            var decoder = WebSocketMessageReader(role: .server, maximumMessageSize: 1 << 20)
             var messages: [WebSocketMessage] = []
             var start = 0
             while start < bytes.count {
@@ -139,7 +139,8 @@ import WebWire
                     input[Int.random(in: 0..<input.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
                 }
             }
-            var decoder = WebSocketFrameDecoder(role: role, maximumMessageSize: Int.random(in: 0...512, using: &random))
+            var decoder = WebSocketMessageReader(
+                role: role, maximumMessageSize: Int.random(in: 0...512, using: &random))
             var start = 0
             decoding: while start < input.count {
                 let end = min(input.count, start + Int.random(in: 1...32, using: &random))

@@ -38,7 +38,7 @@ struct SeededGenerator: RandomNumberGenerator {
 func decodeAll(_ bytes: [UInt8], role: WebSocketRole, maximumMessageSize: Int = 1 << 20) throws(WebSocketProtocolError)
     -> [WebSocketMessage]
 {
-    var decoder = WebSocketFrameDecoder(role: role, maximumMessageSize: maximumMessageSize)
+    var decoder = WebSocketMessageReader(role: role, maximumMessageSize: maximumMessageSize)
     decoder.append(bytes)
     var messages: [WebSocketMessage] = []
     while let message = try decoder.next() { messages.append(message) }

@@ -1,7 +1,7 @@
 import WebWire
 
 /// What a WebSocket fuzz input asks for: the first two bytes choose the role, the chunk size, the
-/// message size limit and whether the stream decoder streams text; the rest is the wire.
+/// message size limit and whether the decoder's events stream text; the rest is the wire.
 struct WebSocketFuzzInput {
     let role: WebSocketRole
     let chunk: Int
@@ -24,26 +24,26 @@ struct WebSocketFuzzInput {
     }
 }
 
-/// What a decoder made of a stream: the messages it completed, and the error it stopped with.
+/// What a read-out of the decoder made of a stream: the messages it completed, and the error it stopped with.
 struct WebSocketDecoding: Equatable {
     var messages: [WebSocketMessage] = []
     var error: WebSocketProtocolError?
 }
 
 enum WebSocketFuzzing {
-    /// `WebSocketFrameDecoder` over `pieces`, asking for messages after each; checks that an error
-    /// sticks and that the decoder holds no more than it was given.
-    static func frameDecoder(_ input: WebSocketFuzzInput, pieces: [[UInt8]]) -> WebSocketDecoding {
-        var decoder = WebSocketFrameDecoder(role: input.role, maximumMessageSize: input.maximumMessageSize)
+    /// `WebSocketMessageReader` over `pieces`, asking for messages after each; checks that an error
+    /// sticks and that the reader holds no more than it was given.
+    static func messageReader(_ input: WebSocketFuzzInput, pieces: [[UInt8]]) -> WebSocketDecoding {
+        var reader = WebSocketMessageReader(role: input.role, maximumMessageSize: input.maximumMessageSize)
         var result = WebSocketDecoding()
         var given = 0
         var taken = 0
         outer: for piece in pieces {
-            decoder.append(piece)
+            reader.append(piece)
             given += piece.count
             while true {
                 do throws(WebSocketProtocolError) {
-                    guard let message = try decoder.next() else { break }
+                    guard let message = try reader.next() else { break }
                     result.messages.append(message)
                     taken += size(message)
                     FuzzCheck.expect(bounded(message, input.maximumMessageSize), "a message past the limit")
@@ -52,23 +52,27 @@ enum WebSocketFuzzing {
                     break outer
                 }
             }
-            FuzzCheck.expect(decoder.bufferedByteCount <= given - taken, "holds more than it was given")
+            FuzzCheck.expect(reader.bufferedByteCount <= given - taken, "holds more than it was given")
         }
         if let error = result.error {
-            decoder.append([0x82, 0x80, 0, 0, 0, 0])
-            let again = Result { () throws(WebSocketProtocolError) in try decoder.next() }
+            reader.append([0x82, 0x80, 0, 0, 0, 0])
+            let again = Result { () throws(WebSocketProtocolError) in try reader.next() }
             FuzzCheck.expect(again.error == error, "the error did not stick")
-            FuzzCheck.expect(decoder.bufferedByteCount == 0, "holds bytes after an error")
+            FuzzCheck.expect(reader.bufferedByteCount == 0, "holds bytes after an error")
         }
         return result
     }
 
-    /// `WebSocketStreamDecoder` over `pieces`, its streamed frames joined back into messages;
-    /// checks the event order (start, payload within the announced length, end) and that an
-    /// error sticks.
-    static func streamDecoder(_ input: WebSocketFuzzInput, pieces: [[UInt8]], streamsText: Bool) -> WebSocketDecoding {
-        let decoder = WebSocketStreamDecoder(role: input.role, maximumMessageSize: input.maximumMessageSize)
-        decoder.streamsText = streamsText
+    /// `WebSocketDecoder`'s events over `pieces`, binary (and with `streamsText`, text) streamed
+    /// and joined back into messages; checks the event order (start, payload within the announced
+    /// length, end) and that an error sticks. With `stopping`, the handler stops after every event
+    /// and decoding resumes with the bytes it did not use (none, if need be).
+    static func decoderEvents(
+        _ input: WebSocketFuzzInput, pieces: [[UInt8]], streamsText: Bool, stopping: Bool = false
+    ) -> WebSocketDecoding {
+        let decoder = WebSocketDecoder(
+            role: input.role, maximumMessageSize: input.maximumMessageSize,
+            streaming: streamsText ? .binaryAndText : .binary)
         var result = WebSocketDecoding()
         var opcode: WebSocketOpcode?
         var message: [UInt8] = []
@@ -77,55 +81,65 @@ enum WebSocketFuzzing {
             var bytes = piece
             let outcome = bytes.withUnsafeMutableBytes { buffer in
                 Result { () throws(WebSocketProtocolError) in
-                    try decoder.decode(buffer) { event in
-                        switch event {
-                        case .dataFrameStart(let frameOpcode, let fin, let length):
-                            FuzzCheck.expect(frame == nil, "a frame started inside a frame")
-                            if frameOpcode == .continuation {
-                                FuzzCheck.expect(opcode != nil, "a continuation outside a message")
-                            } else {
-                                FuzzCheck.expect(opcode == nil, "a message inside a message")
-                                FuzzCheck.expect(
-                                    frameOpcode == .binary || (frameOpcode == .text && streamsText),
-                                    "an odd streamed opcode")
-                                opcode = frameOpcode
-                            }
-                            FuzzCheck.expect(
-                                message.count + length <= input.maximumMessageSize, "a frame past the limit")
-                            frame = (fin, length, 0)
-                        case .dataPayload(let payload):
-                            FuzzCheck.expect(frame != nil, "payload outside a frame")
-                            frame?.received += payload.count
-                            FuzzCheck.expect(!payload.isEmpty, "an empty payload event")
-                            FuzzCheck.expect(
-                                (frame?.received ?? 0) <= (frame?.length ?? 0), "more payload than announced")
-                            message += payload
-                        case .dataFrameEnd:
-                            guard let ended = frame else {
-                                FuzzCheck.expect(false, "an end outside a frame")
-                                return false
-                            }
-                            FuzzCheck.expect(ended.received == ended.length, "a frame ended short")
-                            frame = nil
-                            if ended.fin {
-                                if opcode == .text {
-                                    let text = String(validating: message, as: UTF8.self)
-                                    FuzzCheck.expect(text != nil, "streamed text is not UTF-8")
-                                    result.messages.append(.text(text ?? ""))
+                    var rest = buffer
+                    while true {
+                        var stopped = false
+                        let used = try decoder.decode(rest) { event in
+                            stopped = stopping
+                            switch event {
+                            case .dataFrameStart(let frameOpcode, let fin, let length):
+                                FuzzCheck.expect(frame == nil, "a frame started inside a frame")
+                                if frameOpcode == .continuation {
+                                    FuzzCheck.expect(opcode != nil, "a continuation outside a message")
                                 } else {
-                                    result.messages.append(.binary(message))
+                                    FuzzCheck.expect(opcode == nil, "a message inside a message")
+                                    FuzzCheck.expect(
+                                        frameOpcode == .binary || (frameOpcode == .text && streamsText),
+                                        "an odd streamed opcode")
+                                    opcode = frameOpcode
                                 }
-                                opcode = nil
-                                message = []
+                                FuzzCheck.expect(
+                                    message.count + length <= input.maximumMessageSize, "a frame past the limit")
+                                frame = (fin, length, 0)
+                            case .dataPayload(let payload):
+                                FuzzCheck.expect(frame != nil, "payload outside a frame")
+                                frame?.received += payload.count
+                                FuzzCheck.expect(!payload.isEmpty, "an empty payload event")
+                                FuzzCheck.expect(
+                                    (frame?.received ?? 0) <= (frame?.length ?? 0), "more payload than announced")
+                                message += payload
+                            case .dataFrameEnd:
+                                guard let ended = frame else {
+                                    FuzzCheck.expect(false, "an end outside a frame")
+                                    return false
+                                }
+                                FuzzCheck.expect(ended.received == ended.length, "a frame ended short")
+                                frame = nil
+                                if ended.fin {
+                                    if opcode == .text {
+                                        let text = String(validating: message, as: UTF8.self)
+                                        FuzzCheck.expect(text != nil, "streamed text is not UTF-8")
+                                        result.messages.append(.text(text ?? ""))
+                                    } else {
+                                        result.messages.append(.binary(message))
+                                    }
+                                    opcode = nil
+                                    message = []
+                                }
+                            case .message(let complete):
+                                if case .text = complete {
+                                    FuzzCheck.expect(!streamsText, "assembled text while streaming it")
+                                }
+                                FuzzCheck.expect(
+                                    bounded(complete, input.maximumMessageSize), "a message past the limit")
+                                result.messages.append(complete)
                             }
-                        case .message(let complete):
-                            if case .text = complete {
-                                FuzzCheck.expect(!streamsText, "assembled text while streaming it")
-                            }
-                            FuzzCheck.expect(bounded(complete, input.maximumMessageSize), "a message past the limit")
-                            result.messages.append(complete)
+                            return !stopping
                         }
-                        return true
+                        FuzzCheck.expect(stopped || used == rest.count, "stopped without being asked")
+                        // A stop is resumed by calling again with the bytes not used, even none.
+                        if !stopped { break }
+                        rest = UnsafeMutableRawBufferPointer(rebasing: rest[used...])
                     }
                 }
             }

@@ -323,8 +323,8 @@ final class RelayEventLoop {
         socket.stage = .webSocket
         timed.remove(socket.fd)
         uncountPreliminary(socket)
-        socket.stream = WebSocketStreamDecoder(
-            role: .server, maximumMessageSize: core.configuration.preAdmissionFrameSize)
+        socket.stream = WebSocketDecoder(
+            role: .server, maximumMessageSize: core.configuration.preAdmissionFrameSize, streaming: .binary)
         var leftover = Array(socket.httpBytes[socket.headLength...])
         socket.httpBytes = []
         socket.httpParser = HTTPRequestHeadParser()
@@ -565,7 +565,7 @@ final class RelayEventLoop {
                 if let socket = byConnection[id] { sendFrame(socket, .text, Array(text.utf8)) }
             case .admitted(let id, let frameLimit):
                 byConnection[id]?.stream?.maximumMessageSize = frameLimit
-                byConnection[id]?.stream?.streamsText = true
+                byConnection[id]?.stream?.streaming = .binaryAndText
             case .close(let id, let reason):
                 if let socket = byConnection[id] { closeWebSocket(socket, code: reason.code, reason: reason.reason) }
             case .drop(let id):

@@ -36,7 +36,7 @@ final class RelaySocket {
     var bodyLength = 0
 
     // WebSocket stage.
-    var stream: WebSocketStreamDecoder?
+    var stream: WebSocketDecoder?
     var connectionID: ConnectionID?
 
     // Cut-through splicing, as a source: where the binary frame arriving now goes (nil: dropped),

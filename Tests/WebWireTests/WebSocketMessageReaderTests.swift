@@ -1,8 +1,9 @@
 import Testing
 import WebWire
 
-/// RFC 6455 §5.7 examples, and every rule the decoder enforces, each on both sides of its limit.
-@Suite struct WebSocketFrameDecoderTests {
+/// RFC 6455 §5.7 examples, and every rule the decoder enforces, each on both sides of its limit,
+/// read a message at a time.
+@Suite struct WebSocketMessageReaderTests {
     static let hello = Array("Hello".utf8)
 
     // MARK: RFC 6455 §5.7
@@ -90,7 +91,7 @@ import WebWire
     }
 
     @Test func errorsAreSticky() {
-        var decoder = WebSocketFrameDecoder(role: .client, maximumMessageSize: 100)
+        var decoder = WebSocketMessageReader(role: .client, maximumMessageSize: 100)
         decoder.append(hex("c1 00 81 00"))
         #expect(throws: WebSocketProtocolError.self) { try decoder.next() }
         #expect(throws: WebSocketProtocolError.self) { try decoder.next() }
@@ -141,7 +142,7 @@ import WebWire
     @Test func raisingTheLimitMidStreamTakesEffect() throws {
         let small = [UInt8](repeating: 1, count: 8)
         let large = [UInt8](repeating: 2, count: 20)
-        var decoder = WebSocketFrameDecoder(role: .server, maximumMessageSize: 8)
+        var decoder = WebSocketMessageReader(role: .server, maximumMessageSize: 8)
         decoder.append(frame(.binary, small, to: .server) + frame(.binary, large, to: .server))
         #expect(try decoder.next() == .binary(small))
         decoder.maximumMessageSize = 20
@@ -154,7 +155,7 @@ import WebWire
     }
 
     @Test func bufferedByteCountTracksHeldBytes() throws {
-        var decoder = WebSocketFrameDecoder(role: .server, maximumMessageSize: 1000)
+        var decoder = WebSocketMessageReader(role: .server, maximumMessageSize: 1000)
         let bytes = frame(.binary, [UInt8](repeating: 3, count: 300), to: .server)
         decoder.append(Array(bytes[..<100]))
         #expect(decoder.bufferedByteCount == 100)

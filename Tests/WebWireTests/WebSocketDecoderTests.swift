@@ -2,16 +2,17 @@ import Testing
 
 @testable import WebWire
 
-/// The cut-through decoder must see exactly what the assembling decoder sees: the same messages
-/// (binary ones rebuilt from the streamed pieces) and the same first error, whatever the chunking.
-struct WebSocketStreamDecoderTests {
-    /// Runs the stream decoder over `bytes` cut into chunks; streamed messages are rebuilt.
+/// The decoder's events, streaming binary (and text): the same messages as the same decoder read a
+/// message at a time (binary ones rebuilt from the streamed pieces) and the same first error,
+/// whatever the chunking.
+struct WebSocketDecoderTests {
+    /// Runs the decoder over `bytes` cut into chunks; streamed messages are rebuilt.
     static func streamDecode(
         _ bytes: [UInt8], role: WebSocketRole, maximumMessageSize: Int = 1 << 20, streamsText: Bool = false,
         chunks: inout SeededGenerator, largestChunk: Int
     ) -> (messages: [WebSocketMessage], error: WebSocketProtocolError?) {
-        let decoder = WebSocketStreamDecoder(role: role, maximumMessageSize: maximumMessageSize)
-        decoder.streamsText = streamsText
+        let decoder = WebSocketDecoder(
+            role: role, maximumMessageSize: maximumMessageSize, streaming: streamsText ? .binaryAndText : .binary)
         var messages: [WebSocketMessage] = []
         var binary: [UInt8] = []
         var messageIsText = false
@@ -23,7 +24,7 @@ struct WebSocketStreamDecoderTests {
                 let end = min(bytes.count, start + Int.random(in: 1...largestChunk, using: &chunks))
                 var chunk = Array(bytes[start..<end])
                 start = end
-                try chunk.withUnsafeMutableBytes { buffer in
+                _ = try chunk.withUnsafeMutableBytes { buffer in
                     try decoder.decode(buffer) { event in
                         switch event {
                         case .dataFrameStart(let opcode, let fin, _):
@@ -72,9 +73,9 @@ struct WebSocketStreamDecoderTests {
     @Test func payloadIsUnmaskedInPlaceWithNoCopyOfTheFrame() throws {
         let payload = (0..<1000).map { UInt8(truncatingIfNeeded: $0 * 7) }
         var bytes = frame(.binary, payload, to: .server)
-        let decoder = WebSocketStreamDecoder(role: .server, maximumMessageSize: 4096)
+        let decoder = WebSocketDecoder(role: .server, maximumMessageSize: 4096, streaming: .binary)
         var pieces: [UnsafeRawBufferPointer] = []
-        try bytes.withUnsafeMutableBytes { buffer in
+        _ = try bytes.withUnsafeMutableBytes { buffer in
             try decoder.decode(buffer) { event in
                 if case .dataPayload(let chunk) = event {
                     // The chunk lies inside the caller's buffer.
@@ -93,9 +94,9 @@ struct WebSocketStreamDecoderTests {
         var bytes =
             frame(.text, Array("admit me".utf8), to: .server)
             + frame(.binary, [UInt8](repeating: 1, count: 5000), to: .server)
-        let decoder = WebSocketStreamDecoder(role: .server, maximumMessageSize: 100)
+        let decoder = WebSocketDecoder(role: .server, maximumMessageSize: 100, streaming: .binary)
         var binaryBytes = 0
-        try bytes.withUnsafeMutableBytes { buffer in
+        _ = try bytes.withUnsafeMutableBytes { buffer in
             try decoder.decode(buffer) { event in
                 switch event {
                 case .message(.text): decoder.maximumMessageSize = 8192
@@ -111,28 +112,110 @@ struct WebSocketStreamDecoderTests {
     @Test func overSizeBinaryFrameFailsFromItsHeaderAlone() {
         let full = frame(.binary, [UInt8](repeating: 0, count: 257), to: .server)
         var header = Array(full.prefix(8))  // 2 + 2 length bytes + 4 mask bytes
-        let decoder = WebSocketStreamDecoder(role: .server, maximumMessageSize: 256)
+        let decoder = WebSocketDecoder(role: .server, maximumMessageSize: 256, streaming: .binary)
         #expect(throws: WebSocketProtocolError(closeCode: 1009, reason: "frame too large")) {
             try header.withUnsafeMutableBytes { buffer in try decoder.decode(buffer) { _ in true } }
         }
     }
 
     @Test func handlerStopsDecoding() throws {
-        var bytes = frame(.text, Array("one".utf8), to: .server) + frame(.text, Array("two".utf8), to: .server)
-        let decoder = WebSocketStreamDecoder(role: .server, maximumMessageSize: 100)
-        var seen = 0
-        try bytes.withUnsafeMutableBytes { buffer in
-            try decoder.decode(buffer) { _ in
-                seen += 1
+        let one = frame(.text, Array("one".utf8), to: .server)
+        var bytes = one + frame(.text, Array("two".utf8), to: .server)
+        let decoder = WebSocketDecoder(role: .server, maximumMessageSize: 100, streaming: .binary)
+        var seen: [WebSocketMessage] = []
+        let used = try bytes.withUnsafeMutableBytes { buffer in
+            try decoder.decode(buffer) { event in
+                if case .message(let message) = event { seen.append(message) }
                 return false
             }
         }
-        #expect(seen == 1)
+        #expect(seen == [.text("one")])
+        // The rest decodes from the first byte not used.
+        #expect(used == one.count)
+        _ = try bytes.withUnsafeMutableBytes { buffer in
+            try decoder.decode(UnsafeMutableRawBufferPointer(rebasing: buffer[used...])) { event in
+                if case .message(let message) = event { seen.append(message) }
+                return true
+            }
+        }
+        #expect(seen == [.text("one"), .text("two")])
     }
 
-    /// Noise and mutated streams: both decoders end with the same messages and the same error.
-    /// Streaming text, a bad character is refused where it is met, before the message ends: the
-    /// messages still agree, and every stream the assembling decoder refuses is refused too.
+    /// Stopping after every event and resuming with the bytes not used gives the same events as
+    /// one pass, for any chunking: the message reader stops this way at every message.
+    @Test(arguments: [WebSocketDecoder.Streaming.none, .binary, .binaryAndText])
+    func stoppingAfterEveryEventResumesWhereItStopped(streaming: WebSocketDecoder.Streaming) throws {
+        func events(_ bytes: [UInt8], stopping: Bool, largestChunk: Int) throws -> [String] {
+            let decoder = WebSocketDecoder(role: .server, maximumMessageSize: 1 << 20, streaming: streaming)
+            var random = SeededGenerator(seed: 21)
+            var seen: [String] = []
+            var payload: [UInt8] = []
+            var wire = bytes
+            var start = 0
+            try wire.withUnsafeMutableBytes { all in
+                while start < all.count {
+                    let end = min(all.count, start + Int.random(in: 1...largestChunk, using: &random))
+                    var chunk = UnsafeMutableRawBufferPointer(rebasing: all[start..<end])
+                    while true {
+                        var stopped = false
+                        let used = try decoder.decode(chunk) { event in
+                            stopped = stopping
+                            switch event {
+                            case .dataFrameStart(let opcode, let fin, let length):
+                                seen.append("start \(opcode) \(fin) \(length)")
+                            // Pieces joined: chunking may cut the payload differently.
+                            case .dataPayload(let piece): payload += piece
+                            case .dataFrameEnd:
+                                seen.append("payload \(payload) end")
+                                payload = []
+                            case .message(let message): seen.append("message \(message)")
+                            }
+                            return !stopping
+                        }
+                        #expect(stopped || used == chunk.count)
+                        // A stop is resumed by calling again with the bytes not used, even none.
+                        if !stopped { break }
+                        chunk = UnsafeMutableRawBufferPointer(rebasing: chunk[used...])
+                    }
+                    start = end
+                }
+            }
+            return seen
+        }
+        // Ending with a streamed frame: after the stop at its last payload, its end is still owed.
+        let bytes = WebSocketStreamTests.mixedStream(role: .server).bytes + frame(.binary, [1, 2, 3], to: .server)
+        let expected = try events(bytes, stopping: false, largestChunk: bytes.count)
+        #expect(expected.count >= 10)
+        for largest in [1, 5, 300, bytes.count] {
+            #expect(try events(bytes, stopping: true, largestChunk: largest) == expected, "chunks up to \(largest)")
+        }
+    }
+
+    /// A relay streams text too once the socket is admitted: the change applies from the next message.
+    @Test func streamingChangedByTheHandlerAppliesToTheNextMessage() throws {
+        var bytes =
+            frame(.text, Array("admit me".utf8), to: .server) + frame(.text, Array("ok".utf8), to: .server)
+        let decoder = WebSocketDecoder(role: .server, maximumMessageSize: 100, streaming: .binary)
+        var seen: [String] = []
+        _ = try bytes.withUnsafeMutableBytes { buffer in
+            try decoder.decode(buffer) { event in
+                switch event {
+                case .message(let message):
+                    seen.append("\(message)")
+                    decoder.streaming = .binaryAndText
+                case .dataFrameStart(let opcode, _, _): seen.append("start \(opcode)")
+                case .dataPayload(let payload): seen.append(String(decoding: payload, as: UTF8.self))
+                case .dataFrameEnd: seen.append("end")
+                }
+                return true
+            }
+        }
+        #expect(seen == ["\(WebSocketMessage.text("admit me"))", "start text", "ok", "end"])
+    }
+
+    /// Noise and mutated streams: the events and the message reader end with the same messages
+    /// and the same error. Streaming text, a bad character is refused where it is met, before the
+    /// message ends: the messages still agree, and every stream the reader refuses is refused too.
     @Test(arguments: [false, true])
     func fuzzAgreesWithTheAssemblingDecoder(streamsText: Bool) {
         var random = SeededGenerator(seed: 0xC0FFEE)
@@ -150,7 +233,7 @@ struct WebSocketStreamDecoderTests {
                 }
             }
             let limit = Int.random(in: 0...512, using: &random)
-            var reference = WebSocketFrameDecoder(role: role, maximumMessageSize: limit)
+            var reference = WebSocketMessageReader(role: role, maximumMessageSize: limit)
             reference.append(input)
             var expected: [WebSocketMessage] = []
             var expectedError: WebSocketProtocolError?
