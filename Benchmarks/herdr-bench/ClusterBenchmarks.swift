@@ -79,7 +79,8 @@ struct ClusterBenchmarks {
         ) { index in
             ConcurrentAdmissions.Client(
                 source: RelayBenchDriver.sourceAddress(index, perAddress: 60, block: 3),
-                room: Hex.encode(SHA256.hash(Array("cluster parked \(index)".utf8))), role: .mac, proof: { _ in "{}" })
+                room: Hex.encode(SHA256.hash(Array("cluster parked \(index)".utf8))), role: .computer,
+                proof: { _ in "{}" })
         }
         Thread.sleep(forTimeInterval: 0.5)
         let held = nodes.map { node in

@@ -130,7 +130,7 @@ struct RelayBenchmarks {
         ) { index in
             ConcurrentAdmissions.Client(
                 source: RelayBenchDriver.sourceAddress(index, perAddress: 60, block: 1),
-                room: Hex.encode(SHA256.hash(Array("parked \(index)".utf8))), role: .mac, proof: { _ in "{}" })
+                room: Hex.encode(SHA256.hash(Array("parked \(index)".utf8))), role: .computer, proof: { _ in "{}" })
         }
         Thread.sleep(forTimeInterval: 0.5)
         let parkedKiB = parkedRelay.residentKiB
@@ -206,10 +206,10 @@ struct RelayBenchmarks {
             let key = keys[room]
             let name = names[room]
             return ConcurrentAdmissions.Client(
-                source: RelayBenchDriver.sourceAddress(room, perAddress: 50, block: 2), room: name, role: .mac,
+                source: RelayBenchDriver.sourceAddress(room, perAddress: 50, block: 2), room: name, role: .computer,
                 proof: { nonce in
                     let signature =
-                        (try? key.signJoin(role: .mac, nonce: nonce, room: name, origin: RelayBenchChildren.origin))
+                        (try? key.signJoin(role: .computer, nonce: nonce, room: name, origin: RelayBenchChildren.origin))
                         ?? []
                     return RelayProof.signature(signature).json
                 })
@@ -231,8 +231,8 @@ struct RelayBenchmarks {
             let name = Hex.encode(SHA256.hash(Array("splice \(room) \(now())".utf8)))
             let source = "127.0.0.\(room + 2)"
             if relay {
-                macs.append(try RelayBenchDriver.admit(port: port, source: source, room: name, role: .mac))
-                phones.append(try RelayBenchDriver.admit(port: port, source: source, room: name, role: .phone))
+                macs.append(try RelayBenchDriver.admit(port: port, source: source, room: name, role: .computer))
+                phones.append(try RelayBenchDriver.admit(port: port, source: source, room: name, role: .device))
             } else {
                 macs.append(try RelayBenchDriver.connect(port: port, source: source))
                 Thread.sleep(forTimeInterval: 0.002)  // the splice pairs in arrival order
@@ -312,8 +312,8 @@ struct RelayBenchmarks {
         let mac: Int32
         let phone: Int32
         if relay {
-            mac = try RelayBenchDriver.admit(port: port, source: "127.0.0.30", room: name, role: .mac)
-            phone = try RelayBenchDriver.admit(port: port, source: "127.0.0.31", room: name, role: .phone)
+            mac = try RelayBenchDriver.admit(port: port, source: "127.0.0.30", room: name, role: .computer)
+            phone = try RelayBenchDriver.admit(port: port, source: "127.0.0.31", room: name, role: .device)
         } else {
             mac = try RelayBenchDriver.connect(port: port, source: "127.0.0.30")
             Thread.sleep(forTimeInterval: 0.002)

@@ -105,7 +105,7 @@ public final class DeviceConnection: Sendable {
         case input(DeviceConnectionMachine.Input)
         case frame(AttemptID, [UInt8])
         case pipeEnded(AttemptID, FramePipeEnd)
-        case attemptDone(AttemptID, Result<DeviceRelayConnection.Established, DeviceRelayConnection.Failure>)
+        case attemptDone(AttemptID, Result<RoadConnection, RoadFailure>)
         case networkNews
     }
 
@@ -118,7 +118,7 @@ public final class DeviceConnection: Sendable {
     /// and each message would then pay for a fresh cipher context).
     private struct InUse {
         let id: AttemptID
-        let road: CompanionRoad
+        let road: NoiseRoad
         var channel: FramedChannel
     }
 
@@ -127,7 +127,7 @@ public final class DeviceConnection: Sendable {
         var machine: DeviceConnectionMachine
         var current: InUse?
         /// Connections up that the machine has not adopted or closed yet.
-        var arrived: [AttemptID: DeviceRelayConnection.Established] = [:]
+        var arrived: [AttemptID: RoadConnection] = [:]
         /// Attempts whose threads have not reported yet, each with its handle to call it off.
         var running: [AttemptID: ConnectAttempt] = [:]
         var monitor: RouteMonitor?
@@ -254,8 +254,8 @@ public final class DeviceConnection: Sendable {
 
     /// Keeps an attempt's connection until the machine adopts or closes it; what it is to the machine.
     private func arrival(
-        of id: AttemptID, _ result: Result<DeviceRelayConnection.Established, DeviceRelayConnection.Failure>
-    ) -> Result<DeviceConnectionMachine.Arrival, DeviceRelayConnection.Failure> {
+        of id: AttemptID, _ result: Result<RoadConnection, RoadFailure>
+    ) -> Result<DeviceConnectionMachine.Arrival, RoadFailure> {
         switch result {
         case .success(let established):
             state.arrived[id] = established
@@ -330,7 +330,7 @@ public final class DeviceConnection: Sendable {
         roads.home = attempt.home
         if attempt.homeOnly { roads.choice = .home }
         let thread = Thread { [self, roads] in
-            let result = Result { () throws(DeviceRelayConnection.Failure) in
+            let result = Result { () throws(RoadFailure) in
                 try roads.connect(homeFirst: attempt.homeFirst, attempt: handle)
             }
             steps.push(.attemptDone(id, result))

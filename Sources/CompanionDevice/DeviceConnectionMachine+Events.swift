@@ -12,11 +12,11 @@ extension DeviceConnectionMachine {
 
     public enum Event: Sendable, Equatable {
         /// A connection is up over this road (before the session starts or resumes on it).
-        case connected(via: CompanionRoad)
+        case connected(via: NoiseRoad)
         /// The computer said where its home door listens now.
         case homeAddresses([HomeAddress])
         /// The session moved to this road without a drop (`because` says why).
-        case moved(to: CompanionRoad, because: MoveReason)
+        case moved(to: NoiseRoad, because: MoveReason)
         /// The session runs (the first time).
         case started
         /// The link dropped; attempt `attempt` comes after a backoff.

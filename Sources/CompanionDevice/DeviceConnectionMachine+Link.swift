@@ -9,7 +9,7 @@ extension DeviceConnectionMachine {
     /// The state of the connection in use.
     struct Link {
         let id: AttemptID
-        let road: CompanionRoad
+        let road: NoiseRoad
         let connectedAt: Double
         /// The relay caps frames per second; the home road has no relay to keep under.
         var budget: FrameBudget
@@ -37,7 +37,7 @@ extension DeviceConnectionMachine {
         /// Why this side dropped it (the network went from under it).
         var closedBecause: String?
 
-        init(id: AttemptID, road: CompanionRoad, now: Double) {
+        init(id: AttemptID, road: NoiseRoad, now: Double) {
             self.id = id
             self.road = road
             connectedAt = now

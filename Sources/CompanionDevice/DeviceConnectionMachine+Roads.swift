@@ -51,7 +51,7 @@ extension DeviceConnectionMachine {
     }
 
     mutating func attemptEnded(
-        _ id: AttemptID, _ result: Result<Arrival, DeviceRelayConnection.Failure>, now: Double
+        _ id: AttemptID, _ result: Result<Arrival, RoadFailure>, now: Double
     ) {
         if phase == .connecting(id) {
             switch result {
@@ -93,7 +93,7 @@ extension DeviceConnectionMachine {
         flush(now: now)
     }
 
-    private mutating func connectFailed(_ failure: DeviceRelayConnection.Failure, now: Double) {
+    private mutating func connectFailed(_ failure: RoadFailure, now: Double) {
         if let until = retry.freeUntil.take() {
             // Only what no retry can mend ends it; anything else waits on as before the news.
             if let end = stop(after: failure, attempt: 1) { return finish(end) }
@@ -121,7 +121,7 @@ extension DeviceConnectionMachine {
     }
 
     /// The connection in use ended (`failure`: what its end means for retrying).
-    mutating func dropped(_ failure: DeviceRelayConnection.Failure, now: Double) {
+    mutating func dropped(_ failure: RoadFailure, now: Double) {
         guard let link else { return }
         self.link = nil
         let dropped = Dropped(road: link.road, connectedAt: link.connectedAt, closedBecause: link.closedBecause)
@@ -134,7 +134,7 @@ extension DeviceConnectionMachine {
         retryAfterDrop(failure, dropped, now: now)
     }
 
-    private mutating func retryAfterDrop(_ failure: DeviceRelayConnection.Failure, _ dropped: Dropped, now: Double) {
+    private mutating func retryAfterDrop(_ failure: RoadFailure, _ dropped: Dropped, now: Double) {
         var failure = failure
         if let why = dropped.closedBecause { failure = .unavailable(why) }
         if failure == .displaced, now - racedAt < 60 {
@@ -151,7 +151,7 @@ extension DeviceConnectionMachine {
     }
 
     /// The end a failure means, or nil to retry.
-    private func stop(after failure: DeviceRelayConnection.Failure, attempt: Int) -> Termination? {
+    private func stop(after failure: RoadFailure, attempt: Int) -> Termination? {
         switch failure {
         case .pairingGone: return .failed(Failure(.pairingGone, failure.description))
         case .quotaExceeded, .displaced, .refused: return .failed(Failure(.relayRefused, failure.description))
@@ -216,7 +216,7 @@ extension DeviceConnectionMachine {
     }
 
     private mutating func raceEnded(
-        _ race: Race, _ result: Result<Arrival, DeviceRelayConnection.Failure>, now: Double
+        _ race: Race, _ result: Result<Arrival, RoadFailure>, now: Double
     ) {
         self.race = nil
         switch result {
@@ -262,7 +262,7 @@ extension DeviceConnectionMachine {
     }
 
     private mutating func probeEnded(
-        _ probe: Probe, _ result: Result<Arrival, DeviceRelayConnection.Failure>, now: Double
+        _ probe: Probe, _ result: Result<Arrival, RoadFailure>, now: Double
     ) {
         guard case .success(let arrival) = result, let id = probe.running else {
             self.probe?.running = nil

@@ -35,10 +35,10 @@ public struct DeviceConnectionMachine: Sendable {
 
     /// A connection an attempt brought up: its road, and whether it registered the room.
     public struct Arrival: Hashable, Sendable {
-        public var road: CompanionRoad
+        public var road: NoiseRoad
         public var registeredNow: Bool
 
-        public init(road: CompanionRoad, registeredNow: Bool) {
+        public init(road: NoiseRoad, registeredNow: Bool) {
             self.road = road
             self.registeredNow = registeredNow
         }
@@ -63,13 +63,13 @@ public struct DeviceConnectionMachine: Sendable {
         case stop(Termination)
         /// An attempt ended: a connection up (its channel established, the status acknowledged),
         /// or why not.
-        case attemptEnded(AttemptID, Result<Arrival, DeviceRelayConnection.Failure>)
+        case attemptEnded(AttemptID, Result<Arrival, RoadFailure>)
         /// A frame arrived on connection `AttemptID`, completing these channel messages (none for
         /// a chunk of a longer message).
         case frame(AttemptID, messages: [[UInt8]])
         /// Connection `AttemptID` ended (or a frame on it failed to authenticate), as a failure:
         /// what it means for retrying.
-        case ended(AttemptID, DeviceRelayConnection.Failure)
+        case ended(AttemptID, RoadFailure)
         /// The kernel said addresses or routes changed: the change under the connection in use,
         /// if there is one and it moved, and the attempts under way that the news may have left
         /// on a path that is gone (no connected socket yet, or one whose address or route moved).
@@ -180,13 +180,13 @@ public struct DeviceConnectionMachine: Sendable {
         /// A connection is in use (`link`).
         case up
         /// The connection dropped while a race from it was under way: the race decides.
-        case awaitingRace(DeviceRelayConnection.Failure, dropped: Dropped)
+        case awaitingRace(RoadFailure, dropped: Dropped)
         case finished
     }
 
     /// What the decision after a drop needs of the connection that dropped.
     struct Dropped: Equatable {
-        var road: CompanionRoad
+        var road: NoiseRoad
         var connectedAt: Double
         var closedBecause: String?
     }
@@ -204,7 +204,7 @@ public struct DeviceConnectionMachine: Sendable {
     public var isFinished: Bool { phase == .finished }
 
     /// The road of the connection in use.
-    public var road: CompanionRoad? { link?.road }
+    public var road: NoiseRoad? { link?.road }
 
     /// When to `tick` next (monotonic seconds); nil when nothing waits on the clock.
     public var nextWake: Double? {

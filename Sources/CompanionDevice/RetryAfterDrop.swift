@@ -27,7 +27,7 @@ public struct RetryAfterDrop: Equatable, Sendable {
     /// The retry after `dropped` went down, having been up `upFor` seconds.
     /// `hasRelay`: the computer has a relay road; `choice`: the roads a connection may take.
     public static func after(
-        _ dropped: CompanionRoad, upFor: Double, hasRelay: Bool, choice: DeviceRoads.Choice
+        _ dropped: NoiseRoad, upFor: Double, hasRelay: Bool, choice: DeviceRoads.Choice
     ) -> RetryAfterDrop {
         guard upFor >= steadyRoad else { return .backingOff }
         let leavesHome = dropped.isHome && hasRelay && choice == .any

@@ -124,7 +124,7 @@ public final class DevicePairingRunner: Sendable {
         loop.tag += 1
         let inputs = self.inputs
         guard let relay = code.relay else { return dialHome(tag: loop.tag, after: 0) }
-        let link = RelayLink(endpoint: relay, room: code.room, role: .phone, credential: .none, options: linkOptions)
+        let link = RelayLink(endpoint: relay, room: code.room, role: .device, credential: .none, options: linkOptions)
         loop.link = link
         let tag = loop.tag
         link.deliver { event in inputs.push(.room(tag: tag, event)) }

@@ -293,7 +293,7 @@ public final class ComputerPairingRunner: Sendable {
                     continue
                 }
                 let link = RelayLink(
-                    endpoint: relay, room: code.room, role: .mac, credential: .none, options: linkOptions)
+                    endpoint: relay, room: code.room, role: .computer, credential: .none, options: linkOptions)
                 let (inputs, tag) = (self.inputs, loop.tag)
                 loop.link = link
                 link.deliver { event in inputs.push(.room(tag: tag, event)) }

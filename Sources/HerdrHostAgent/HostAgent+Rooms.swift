@@ -53,7 +53,7 @@ extension HostAgent {
         // In the confirmed-not-established window the room is still a pairing room: the relay
         // admits the signed join there too (open mode takes any proof into such a room).
         let link = RelayLink(
-            endpoint: endpoint, room: device.room, role: .mac, credential: .joinKey(key), options: linkOptions)
+            endpoint: endpoint, room: device.room, role: .computer, credential: .joinKey(key), options: linkOptions)
         loop.rooms[device.id] = RelayRoom(device: device, link: link, tag: tag)
         link.deliver { event in work.push(.room(device: id, tag: tag, event)) }
         loop.statusDirty = true

@@ -21,7 +21,7 @@ public struct DeviceRoads: Sendable {
     /// Who this device is to the computer, on every road.
     public var greeting: Greeting
     /// The relay road; nil for a computer paired on the home network only.
-    public var relay: DeviceRelayConnection?
+    public var relay: RelayRoad?
     /// Where the computer's home door listens, as it last said.
     public var home: [HomeAddress]
     public var choice: Choice = .any
@@ -49,7 +49,7 @@ public struct DeviceRoads: Sendable {
         }
     }
 
-    public init(greeting: Greeting, relay: DeviceRelayConnection?, home: [HomeAddress], choice: Choice = .any) {
+    public init(greeting: Greeting, relay: RelayRoad?, home: [HomeAddress], choice: Choice = .any) {
         self.greeting = greeting
         self.relay = relay
         self.home = home
@@ -60,8 +60,8 @@ public struct DeviceRoads: Sendable {
     /// `homeFirst` false starts the relay with the home addresses and takes whichever is up
     /// first: for the attempt right after the home road dropped, when a home attempt is unlikely
     /// to answer soon (the session's home probe moves it back once home answers again).
-    public func connect(homeFirst: Bool = true, attempt: ConnectAttempt? = nil) throws(DeviceRelayConnection.Failure)
-        -> DeviceRelayConnection.Established
+    public func connect(homeFirst: Bool = true, attempt: ConnectAttempt? = nil) throws(RoadFailure)
+        -> RoadConnection
     {
         let homes = choice == .relay ? [] : home
         let relay = choice == .home ? nil : self.relay
@@ -77,14 +77,14 @@ public struct DeviceRoads: Sendable {
         }
         let race = Race(homePreference: homeFirst ? Race.homePreference : 0)
         for address in homes {
-            race.start(home: true) { () throws(DeviceRelayConnection.Failure) in
+            race.start(home: true) { () throws(RoadFailure) in
                 try connectHome(address, race, attempt: attempt)
             }
         }
         if useRelay {
             if homeFirst { race.waitForWinner(orAllFailed: homes.count, timeout: homeHeadStart) }
             if !race.isDecided, let relay {
-                race.start(home: false) { () throws(DeviceRelayConnection.Failure) in
+                race.start(home: false) { () throws(RoadFailure) in
                     try relay.connect(attempt: attempt)
                 }
             }
@@ -93,7 +93,7 @@ public struct DeviceRoads: Sendable {
     }
 
     /// Why an established connection ended, as a failure: what it means for retrying.
-    public func classify(_ end: FramePipeEnd, on road: CompanionRoad) -> DeviceRelayConnection.Failure {
+    public func classify(_ end: FramePipeEnd, on road: NoiseRoad) -> RoadFailure {
         switch road {
         case .relay: relay?.classify(end) ?? .unavailable("the connection ended (\(end))")
         case .home(let address): .unavailable("the home connection to \(address) ended (\(end))")
@@ -101,7 +101,7 @@ public struct DeviceRoads: Sendable {
     }
 
     private func connectHome(_ address: HomeAddress, _ race: Race, attempt: ConnectAttempt?)
-        throws(DeviceRelayConnection.Failure) -> DeviceRelayConnection.Established
+        throws(RoadFailure) -> RoadConnection
     {
         let pipe: HomeConnection
         do {
@@ -137,10 +137,10 @@ private final class Race: Sendable {
     init(homePreference: Double) { self.homePreference = homePreference }
 
     private struct State {
-        var home: DeviceRelayConnection.Established?
-        var relay: DeviceRelayConnection.Established?
+        var home: RoadConnection?
+        var relay: RoadConnection?
         var decided = false
-        var failures: [(home: Bool, failure: DeviceRelayConnection.Failure)] = []
+        var failures: [(home: Bool, failure: RoadFailure)] = []
         var homeRunning = 0
     }
 
@@ -152,12 +152,12 @@ private final class Race: Sendable {
 
     func start(
         home: Bool,
-        _ attempt: @escaping @Sendable () throws(DeviceRelayConnection.Failure) -> DeviceRelayConnection.Established
+        _ attempt: @escaping @Sendable () throws(RoadFailure) -> RoadConnection
     ) {
         if home { state.withLock { $0.homeRunning += 1 } }
         let thread = Thread { [self] in
             let result = Result(catching: attempt)
-            let loser: DeviceRelayConnection.Established? = state.withLock { state in
+            let loser: RoadConnection? = state.withLock { state in
                 if home { state.homeRunning -= 1 }
                 switch result {
                 case .success(let established):
@@ -191,14 +191,14 @@ private final class Race: Sendable {
 
     /// The winner, or once all `attempts` failed the failure to report: the relay's (it knows
     /// about pairings and quotas) when it was tried, else the home addresses'.
-    func outcome(attempts: Int, relayTried: Bool) throws(DeviceRelayConnection.Failure)
-        -> DeviceRelayConnection.Established
+    func outcome(attempts: Int, relayTried: Bool) throws(RoadFailure)
+        -> RoadConnection
     {
         var relayUpAt: DispatchTime?
         while true {
             enum Step {
-                case won(DeviceRelayConnection.Established, loser: DeviceRelayConnection.Established?)
-                case failed([(home: Bool, failure: DeviceRelayConnection.Failure)])
+                case won(RoadConnection, loser: RoadConnection?)
+                case failed([(home: Bool, failure: RoadFailure)])
                 case wait
             }
             let step: Step = state.withLock { state in

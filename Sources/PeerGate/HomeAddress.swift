@@ -1,4 +1,3 @@
-
 /// Where a computer's home door listens, as the companion code and the channel carry it:
 /// `addr:port` for IPv4, `[addr]:port` for IPv6, the address numeric and of a kind PeerGate calls
 /// the home network (private, IPv4 link-local, unique-local). Loopback, tailnet, public and IPv6

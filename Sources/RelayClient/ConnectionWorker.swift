@@ -100,7 +100,7 @@ final class ConnectionWorker {
         let resultText = try readAdmissionText(deadline: deadline, what: "the admission result")
         switch RelayResult.parse(resultText) {
         case .admitted(let token)?:
-            if setup.role == .phone, let token, token.count != RelayLimits.tokenSize {
+            if setup.role == .device, let token, token.count != RelayLimits.tokenSize {
                 throw ConnectionError(.protocolViolation, "the registration token is \(token.count) bytes, not 24")
             }
             return token

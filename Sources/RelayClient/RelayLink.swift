@@ -362,7 +362,7 @@ private final class LinkRunner: Sendable {
                 try connection.waitForAdmission()
                 // A parked computer that was admitted found the relay working: whatever ends this
                 // connection, the next attempt is a first one, not the tenth of a losing streak.
-                if link.role == .mac { backoff.reset() }
+                if link.role == .computer { backoff.reset() }
                 let start = MonotonicClock.now
                 link.publish(.admitted(connection))
                 let end = connection.waitUntilEnded(timeout: nil) ?? .closedLocally

@@ -106,7 +106,7 @@ public struct RelayProbe: Sendable {
         var mac: RelayConnection?
         do {
             let connection = try RelayConnection.connect(
-                to: endpoint, room: room, role: .mac, credential: .none, options: options)
+                to: endpoint, room: room, role: .computer, credential: .none, options: options)
             if connection.registrationToken == nil {
                 record("admission as mac", true, "parked in a fresh room")
             } else {
@@ -124,7 +124,7 @@ public struct RelayProbe: Sendable {
         if let mac {
             do {
                 let phone = try RelayConnection.connect(
-                    to: endpoint, room: room, role: .phone, credential: .none, options: options)
+                    to: endpoint, room: room, role: .device, credential: .none, options: options)
                 defer {
                     phone.close()
                     phone.waitUntilEnded(timeout: 2)
@@ -152,7 +152,7 @@ public struct RelayProbe: Sendable {
         originOptions.extraHeaders = [("Origin", "https://probe.invalid")]
         do {
             let connection = try RelayConnection.connect(
-                to: endpoint, room: Self.randomRoom(), role: .mac, credential: .none, options: originOptions)
+                to: endpoint, room: Self.randomRoom(), role: .computer, credential: .none, options: originOptions)
             connection.close()
             record("origin header refused", false, "a WebSocket upgrade with an Origin header was accepted")
         } catch {

@@ -2,14 +2,16 @@ import HerdrCrypto
 
 /// The two roles that join a room.
 public enum RelayRole: String, Sendable, CaseIterable {
-    case mac
-    case phone
+    /// The computer's place in a room: the original protocol's `mac` (the wire string).
+    case computer = "mac"
+    /// The device's place: the original protocol's `phone`.
+    case device = "phone"
 
     /// The role's byte in the join transcript: mac = 0x01, phone = 0x02.
     public var transcriptByte: UInt8 {
         switch self {
-        case .mac: 0x01
-        case .phone: 0x02
+        case .computer: 0x01
+        case .device: 0x02
         }
     }
 }

@@ -91,8 +91,8 @@ final class AgentsComputer: @unchecked Sendable {
     var connections: Int { state.withLock { $0.connections } }
     var watchRequests: [Bool] { state.withLock { $0.watchRequests } }
 
-    var pairing: DeviceRelayConnection.Pairing {
-        DeviceRelayConnection.Pairing(
+    var pairing: RelayRoad.Pairing {
+        RelayRoad.Pairing(
             relay: relay, computerKey: computerKey.publicKey, pairingID: pairingID, roomSecret: roomSecret,
             registered: false)
     }
@@ -105,7 +105,7 @@ final class AgentsComputer: @unchecked Sendable {
         greeting.timeout = 10
         return DeviceRoads(
             greeting: greeting,
-            relay: DeviceRelayConnection(pairing: pairing, deviceName: "phone", staticKey: deviceKey), home: [])
+            relay: RelayRoad(pairing: pairing, deviceName: "phone", staticKey: deviceKey), home: [])
     }
 
     /// Saves the computer as the companion host `name` in `directory` (hosts.json, secrets.json,
@@ -129,7 +129,7 @@ final class AgentsComputer: @unchecked Sendable {
             let connection: RelayConnection
             do {
                 connection = try RelayConnection.connect(
-                    to: relay, room: pairing.room, role: .mac,
+                    to: relay, room: pairing.room, role: .computer,
                     credential: .joinKey(try RelayJoinKey(roomSecret: roomSecret)))
             } catch {
                 usleep(20_000)

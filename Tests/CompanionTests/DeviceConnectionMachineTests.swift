@@ -5,7 +5,6 @@ import Testing
 @testable import CompanionDevice
 @testable import SessionProtocol
 
-
 /// Every policy docs/companion.md states for the device, on the machine alone with a fake clock
 /// (`DeviceMachineDriver`): no socket, no thread, no sleep.
 @Suite("DeviceConnectionMachine: the device's connection decided with a fake clock")

@@ -14,9 +14,9 @@ struct DeviceMachineDriver {
     typealias Machine = DeviceConnectionMachine
     typealias Action = Machine.Action
 
-    static let relay = CompanionRoad.relay(host: "relay.test")
+    static let relay = NoiseRoad.relay(host: "relay.test")
     static let homeAddress = try! HomeAddress(parsing: "[fd12::7]:4610")
-    static let home = CompanionRoad.home(homeAddress)
+    static let home = NoiseRoad.home(homeAddress)
     static let token = [UInt8](repeating: 7, count: SessionMessage.tokenSize)
 
     var machine: Machine
@@ -60,7 +60,7 @@ struct DeviceMachineDriver {
     // MARK: - The shell's part
 
     /// Starts, and ends its first attempt with a connection over `road`: its id.
-    mutating func connect(over road: CompanionRoad = relay) -> Machine.AttemptID {
+    mutating func connect(over road: NoiseRoad = relay) -> Machine.AttemptID {
         let started = handle(.start)
         let id = Self.attempts(in: started)[0].id
         handle(.attemptEnded(id, .success(.init(road: road, registeredNow: false))))
@@ -69,7 +69,7 @@ struct DeviceMachineDriver {
 
     /// The attempt the actions started (the last one), ended with a connection over `road`.
     @discardableResult
-    mutating func arrive(_ actions: [Action], over road: CompanionRoad = relay) -> [Action] {
+    mutating func arrive(_ actions: [Action], over road: NoiseRoad = relay) -> [Action] {
         guard let id = Self.attempts(in: actions).last?.id else {
             Issue.record("no attempt started in \(actions)")
             return []

@@ -22,14 +22,15 @@ import Testing
         let endpoints = try nodes.map {
             try RelayEndpoint(parsing: origin).connecting(toHost: "127.0.0.1", port: $0.port, tls: false)
         }
-        let pairing = DeviceRelayConnection.Pairing(
+        let pairing = RelayRoad.Pairing(
             relay: endpoints[1], computerKey: KeyPair.generate().publicKey, pairingID: "p1",
             roomSecret: RelayJoinKey.makeRoomSecret(), registered: false)
         // The computer is parked on the first node, which holds the room's lease.
-        let computer = try RelayConnection.connect(to: endpoints[0], room: pairing.room, role: .mac, credential: .none)
+        let computer = try RelayConnection.connect(
+            to: endpoints[0], room: pairing.room, role: .computer, credential: .none)
         defer { computer.close() }
-        let device = DeviceRelayConnection(pairing: pairing, deviceName: "test", staticKey: KeyPair.generate())
-        let failure = #expect(throws: DeviceRelayConnection.Failure.self) { try device.connect() }
+        let device = RelayRoad(pairing: pairing, deviceName: "test", staticKey: KeyPair.generate())
+        let failure = #expect(throws: RoadFailure.self) { try device.connect() }
         #expect(failure == .resharding(relay: endpoints[1].host), "\(String(describing: failure))")
         #expect(failure?.description.contains("moving this room to another of its nodes") == true)
     }

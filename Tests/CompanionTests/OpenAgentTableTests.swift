@@ -3,7 +3,6 @@ import HerdrAgents
 import SessionProtocol
 import Testing
 
-
 /// `open agent` in the session table: checked against the computer's own board, then a session
 /// like any; and the board's frames counted in the same budget as the sessions'.
 @Suite struct OpenAgentTableTests {

@@ -6,12 +6,11 @@ import Testing
 @testable import CompanionDevice
 @testable import NoiseRoads
 
-
 /// The first retry after a drop goes at once when the road had been up a while; a dropped home
 /// road then leaves for the relay beside the home addresses, without their head start.
 @Suite struct RetryAfterDropTests {
-    static func home() throws -> CompanionRoad { .home(try HomeAddress(parsing: "[fd12::7]:4610")) }
-    static let relay = CompanionRoad.relay(host: "relay.test")
+    static func home() throws -> NoiseRoad { .home(try HomeAddress(parsing: "[fd12::7]:4610")) }
+    static let relay = NoiseRoad.relay(host: "relay.test")
 
     @Test func aDroppedHomeRoadGoesToTheRelayAtOnce() throws {
         let retry = RetryAfterDrop.after(try Self.home(), upFor: 30, hasRelay: true, choice: .any)

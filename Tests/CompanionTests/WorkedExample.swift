@@ -108,8 +108,8 @@ struct WorkedExample {
         step(
             "The room is `\(room)`; the prologue is `\(String(decoding: CompanionProfile.herdrRemote.prologue(pid: pid), as: UTF8.self))`."
         )
-        admission(role: .mac, room: room, nonce: nonces["pairing mac"]!, key: nil, token: nil)
-        admission(role: .phone, room: room, nonce: nonces["pairing phone"]!, key: nil, token: tokens["pairing"])
+        admission(role: .computer, room: room, nonce: nonces["pairing mac"]!, key: nil, token: nil)
+        admission(role: .device, room: room, nonce: nonces["pairing phone"]!, key: nil, token: tokens["pairing"])
         var (device, computer) = try handshake(
             pid: pid, deviceEphemeral: Self.repeated(0x03, 32), computerEphemeral: Self.repeated(0x04, 32))
         guard let hash = device.established?.handshakeHash else { throw WorkedExampleError("no handshake hash") }
@@ -141,8 +141,8 @@ struct WorkedExample {
         line("A later `herdr-remote connect studio`, `herdr-host run` parked: fresh admissions, signed now, and a")
         line("fresh handshake.")
         line()
-        admission(role: .mac, room: room, nonce: nonces["session mac"]!, key: key, token: nil)
-        admission(role: .phone, room: room, nonce: nonces["session phone"]!, key: key, token: tokens["session"])
+        admission(role: .computer, room: room, nonce: nonces["session mac"]!, key: key, token: nil)
+        admission(role: .device, room: room, nonce: nonces["session phone"]!, key: key, token: tokens["session"])
         (device, computer) = try handshake(
             pid: pid, deviceEphemeral: Self.repeated(0x05, 32), computerEphemeral: Self.repeated(0x06, 32))
         counters = (0, 0)
@@ -228,7 +228,7 @@ struct WorkedExample {
     /// Hello, Challenge, Proof (with the join transcript when signed), Result.
     private mutating func admission(role: RelayRole, room: String, nonce: [UInt8], key: RelayJoinKey?, token: [UInt8]?)
     {
-        let who = role == .mac ? "The computer (`mac`)" : "The device (`phone`)"
+        let who = role == .computer ? "The computer (`mac`)" : "The device (`phone`)"
         line(
             "- \(who) opens `GET /` with `x-relay-room: \(room.prefix(8))…` and `User-Agent: iTerm2Companion`; its admission:"
         )

@@ -126,7 +126,7 @@ import Testing
         #expect(fresh != code)
         let old = try CompanionCode(parsing: code)
         let refusal = #expect(throws: ConnectionError.self) {
-            try RelayConnection.connect(to: try #require(old.relay), room: old.room, role: .phone, credential: .none)
+            try RelayConnection.connect(to: try #require(old.relay), room: old.room, role: .device, credential: .none)
         }
         #expect(refusal?.serverError == "mac offline", "\(String(describing: refusal))")
         host.signal(SIGINT)
@@ -190,11 +190,11 @@ import Testing
             // Each stays open: the next displaces it (a phone leaving would end the park).
             phones.append(
                 try RelayConnection.connect(
-                    to: try #require(parsed.relay), room: parsed.room, role: .phone, credential: .none))
+                    to: try #require(parsed.relay), room: parsed.room, role: .device, credential: .none))
         }
         let ninth = #expect(throws: ConnectionError.self) {
             try RelayConnection.connect(
-                to: try #require(parsed.relay), room: parsed.room, role: .phone, credential: .none)
+                to: try #require(parsed.relay), room: parsed.room, role: .device, credential: .none)
         }
         #expect(ninth?.close == .pairingCycleCap, "\(String(describing: ninth))")
         #expect(host.waitFor("pairing cycle cap"))
@@ -260,7 +260,7 @@ import Testing
         // The verifier the relay holds is the one of the secret the device sent us.
         let key = try RelayJoinKey(roomSecret: secret)
         let signed = try RelayConnection.connect(
-            to: try #require(computer.code.relay), room: computer.code.room, role: .mac, credential: .joinKey(key))
+            to: try #require(computer.code.relay), room: computer.code.room, role: .computer, credential: .joinKey(key))
         signed.close()
         computer.close()
     }
@@ -278,7 +278,7 @@ import Testing
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stdout.contains("the relay room was deleted"))
             #expect(try road.registry.devices().isEmpty)
-            let gone = #expect(throws: DeviceRelayConnection.Failure.self) { try connection.connect() }
+            let gone = #expect(throws: RoadFailure.self) { try connection.connect() }
             guard case .pairingGone(let why)? = gone else {
                 Issue.record("not told the pairing is gone: \(String(describing: gone))")
                 return

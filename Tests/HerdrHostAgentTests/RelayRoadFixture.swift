@@ -295,7 +295,7 @@ final class RelayRoadFixture {
     }
 
     /// What the device `name` kept: its host profile and secret, read from its files.
-    func devicePairing(_ name: String = "phone") throws -> (profile: HostProfile, pairing: DeviceRelayConnection) {
+    func devicePairing(_ name: String = "phone") throws -> (profile: HostProfile, pairing: RelayRoad) {
         let config = deviceHome(name).appendingPathComponent("herdr-remote")
         let hosts = try JSONDecoder().decode(
             [HostProfile].self, from: Data(contentsOf: config.appendingPathComponent("hosts.json")))
@@ -307,20 +307,20 @@ final class RelayRoadFixture {
                 for: profile.id),
             let key = try StaticKeyFile.load(config.appendingPathComponent("companion_key"))
         else { throw FixtureError("the device kept no secret or key") }
-        let pairing = DeviceRelayConnection.Pairing(
+        let pairing = RelayRoad.Pairing(
             relay: try RelayEndpoint(parsing: road.relay ?? ""),
             computerKey: Base64URL.decodeCanonical(road.computerKey) ?? [],
             pairingID: road.pairingID, roomSecret: secret, registered: road.registered)
-        return (profile, DeviceRelayConnection(pairing: pairing, deviceName: name, staticKey: key))
+        return (profile, RelayRoad(pairing: pairing, deviceName: name, staticKey: key))
     }
 
     /// A device connection that succeeds within `timeout` seconds (retrying while the computer is
     /// not parked yet, as after a restart).
-    func connectDevice(_ connection: DeviceRelayConnection, timeout: Double = 60) throws
-        -> DeviceRelayConnection.Established
+    func connectDevice(_ connection: RelayRoad, timeout: Double = 60) throws
+        -> RoadConnection
     {
         let deadline = Date().addingTimeInterval(timeout)
-        var last: DeviceRelayConnection.Failure?
+        var last: RoadFailure?
         while Date() < deadline {
             do {
                 return try connection.connect()

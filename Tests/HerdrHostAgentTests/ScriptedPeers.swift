@@ -40,7 +40,7 @@ final class HalfwayDevice {
         while connection == nil {
             do {
                 connection = try RelayConnection.connect(
-                    to: relay, room: code.room, role: .phone, credential: .none)
+                    to: relay, room: code.room, role: .device, credential: .none)
             } catch {
                 guard Date() < deadline else { throw error }
                 usleep(200_000)
@@ -113,7 +113,7 @@ final class HoldingComputer {
         code = CompanionCode(
             staticPublicKey: key.publicKey, pairingID: SecureRandom.bytes(16), relay: relay, computerName: "studio",
             expiresAt: Date().addingTimeInterval(120))
-        connection = try RelayConnection.connect(to: relay, room: code.room, role: .mac, credential: .none)
+        connection = try RelayConnection.connect(to: relay, room: code.room, role: .computer, credential: .none)
     }
 
     private func next(timeout: Double = 30) throws -> [FramedChannel.Output] {
@@ -281,7 +281,7 @@ final class ScriptedComputer {
         self.key = key
         pairingID = device.pairingID
         connection = try RelayConnection.connect(
-            to: try RelayEndpoint(parsing: road.origin), room: device.room, role: .mac,
+            to: try RelayEndpoint(parsing: road.origin), room: device.room, role: .computer,
             credential: .joinKey(try RelayJoinKey(roomSecret: secret)))
     }
 

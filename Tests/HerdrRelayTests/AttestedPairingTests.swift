@@ -51,12 +51,12 @@ import Testing
     func anAttestedPhonePairs() throws {
         let room = Hex.encode(SecureRandom.bytes(32))
         let mac = try RelayConnection.connect(
-            to: endpoint, room: room, role: .mac, credential: .none, options: Self.options())
+            to: endpoint, room: room, role: .computer, credential: .none, options: Self.options())
         defer { mac.close() }
         // Without a ticket the phone is refused, as the relay's probe reports it.
         #expect(throws: ConnectionError.self) {
             let phone = try RelayConnection.connect(
-                to: endpoint, room: room, role: .phone, credential: .none, options: Self.options())
+                to: endpoint, room: room, role: .device, credential: .none, options: Self.options())
             phone.close()
         }
         let device = try Self.fixture.makeDevice()
@@ -69,7 +69,7 @@ import Testing
         #expect(Data(base64Encoded: ticket)?.count == 24)
 
         let phone = try RelayConnection.connect(
-            to: endpoint, room: room, role: .phone, credential: .ticket(ticket), options: Self.options())
+            to: endpoint, room: room, role: .device, credential: .ticket(ticket), options: Self.options())
         defer { phone.close() }
         let token = try #require(phone.registrationToken)
         let key = try RelayJoinKey(roomSecret: RelayJoinKey.makeRoomSecret())
@@ -91,7 +91,7 @@ import Testing
         // The ticket was single use.
         #expect(throws: ConnectionError.self) {
             let again = try RelayConnection.connect(
-                to: endpoint, room: room, role: .phone, credential: .ticket(ticket), options: Self.options())
+                to: endpoint, room: room, role: .device, credential: .ticket(ticket), options: Self.options())
             again.close()
         }
         #expect(

@@ -55,8 +55,8 @@ import Testing
             environment: ["ATTEST_REQUIRED": "false"])
         let endpoint = try RelayEndpoint(parsing: Self.origin).connecting(
             toHost: "127.0.0.1", port: relay.port, tls: false)
-        let mac = try RelayConnection.connect(to: endpoint, room: room, role: .mac, credential: .joinKey(key))
-        let phone = try RelayConnection.connect(to: endpoint, room: room, role: .phone, credential: .joinKey(key))
+        let mac = try RelayConnection.connect(to: endpoint, room: room, role: .computer, credential: .joinKey(key))
+        let phone = try RelayConnection.connect(to: endpoint, room: room, role: .device, credential: .joinKey(key))
         try phone.send(Array("no re-pairing".utf8))
         guard case .message(let bytes)? = mac.receive(timeout: 10) else {
             Issue.record("the Mac got nothing")
@@ -64,7 +64,7 @@ import Testing
         }
         #expect(bytes == Array("no re-pairing".utf8))
         #expect(throws: ConnectionError.self) {
-            try RelayConnection.connect(to: endpoint, room: room, role: .mac, credential: .none)
+            try RelayConnection.connect(to: endpoint, room: room, role: .computer, credential: .none)
         }
         mac.close()
         phone.close()
@@ -96,10 +96,10 @@ import Testing
             environment: ["ATTEST_REQUIRED": "false"])
         let endpoint = try RelayEndpoint(parsing: Self.origin).connecting(
             toHost: "127.0.0.1", port: relay.port, tls: false)
-        let mac = try RelayConnection.connect(to: endpoint, room: room, role: .mac, credential: .joinKey(key))
+        let mac = try RelayConnection.connect(to: endpoint, room: room, role: .computer, credential: .joinKey(key))
         defer { mac.close() }
         let unsigned = try #require(throws: ConnectionError.self) {
-            try RelayConnection.connect(to: endpoint, room: room, role: .phone, credential: .none)
+            try RelayConnection.connect(to: endpoint, room: room, role: .device, credential: .none)
         }
         #expect(unsigned.serverError == "signature required")
         #expect(relay.terminate() == 0)

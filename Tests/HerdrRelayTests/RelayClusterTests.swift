@@ -23,13 +23,13 @@ struct RelayClusterTests {
     static func establishRoom(_ cluster: RelayCluster) throws -> (room: String, key: RelayJoinKey) {
         let room = Hex.encode(SecureRandom.bytes(32))
         let mac = try RelayConnection.connect(
-            to: cluster.endpoint, room: room, role: .mac, credential: .none, options: options())
+            to: cluster.endpoint, room: room, role: .computer, credential: .none, options: options())
         defer {
             mac.close()
             mac.waitUntilEnded(timeout: 5)
         }
         let phone = try RelayConnection.connect(
-            to: cluster.endpoint, room: room, role: .phone, credential: .none, options: options())
+            to: cluster.endpoint, room: room, role: .device, credential: .none, options: options())
         defer {
             phone.close()
             phone.waitUntilEnded(timeout: 5)
@@ -53,9 +53,9 @@ struct RelayClusterTests {
         for _ in 0..<30 {
             let (room, key) = try Self.establishRoom(cluster)
             let mac = try RelayConnection.connect(
-                to: cluster.endpoint, room: room, role: .mac, credential: .joinKey(key), options: Self.options())
+                to: cluster.endpoint, room: room, role: .computer, credential: .joinKey(key), options: Self.options())
             let phone = try RelayConnection.connect(
-                to: cluster.endpoint, room: room, role: .phone, credential: .joinKey(key), options: Self.options())
+                to: cluster.endpoint, room: room, role: .device, credential: .joinKey(key), options: Self.options())
             pairs.append((mac, phone))
         }
         for (mac, phone) in pairs {
@@ -86,13 +86,13 @@ struct RelayClusterTests {
         let macs = established.map {
             TrackedLink(
                 RelayLink(
-                    endpoint: cluster.endpoint, room: $0.room, role: .mac, credential: .joinKey($0.key),
+                    endpoint: cluster.endpoint, room: $0.room, role: .computer, credential: .joinKey($0.key),
                     options: options))
         }
         let phones = established.prefix(16).map {
             TrackedLink(
                 RelayLink(
-                    endpoint: cluster.endpoint, room: $0.room, role: .phone, credential: .joinKey($0.key),
+                    endpoint: cluster.endpoint, room: $0.room, role: .device, credential: .joinKey($0.key),
                     options: options))
         }
         let all = macs + phones
@@ -133,7 +133,8 @@ struct RelayClusterTests {
         // Established for the whole cluster still: an unsigned Mac is refused.
         let unsigned = try #require(throws: ConnectionError.self) {
             try RelayConnection.connect(
-                to: cluster.endpoint, room: established[0].room, role: .mac, credential: .none, options: Self.options())
+                to: cluster.endpoint, room: established[0].room, role: .computer, credential: .none,
+                options: Self.options())
         }
         #expect(unsigned.serverError == "signature required")
     }
@@ -194,7 +195,8 @@ struct RelayClusterTests {
         let (other, otherKey) = (Hex.encode(SecureRandom.bytes(32)), key)
         let refused = try #require(throws: ConnectionError.self) {
             try RelayConnection.connect(
-                to: cluster.endpoint, room: other, role: .mac, credential: .joinKey(otherKey), options: Self.options())
+                to: cluster.endpoint, room: other, role: .computer, credential: .joinKey(otherKey),
+                options: Self.options())
         }
         #expect(refused.status == 503, "\(refused)")
         try cluster.redis.start()
@@ -203,7 +205,7 @@ struct RelayClusterTests {
         #expect(mac.receive(timeout: 5) == .message([9]))
         let unsigned = try #require(throws: ConnectionError.self) {
             try RelayConnection.connect(
-                to: cluster.endpoint, room: room, role: .phone, credential: .none, options: Self.options())
+                to: cluster.endpoint, room: room, role: .device, credential: .none, options: Self.options())
         }
         #expect(unsigned.serverError == "signature required", "the verifier survived the restart")
     }
@@ -214,12 +216,12 @@ struct RelayClusterTests {
         RelayConnection, RelayConnection
     ) {
         let mac = try RelayConnection.connect(
-            to: cluster.endpoint, room: room, role: .mac, credential: .joinKey(key), options: options())
+            to: cluster.endpoint, room: room, role: .computer, credential: .joinKey(key), options: options())
         do {
             return (
                 mac,
                 try RelayConnection.connect(
-                    to: cluster.endpoint, room: room, role: .phone, credential: .joinKey(key), options: options())
+                    to: cluster.endpoint, room: room, role: .device, credential: .joinKey(key), options: options())
             )
         } catch {
             mac.close()

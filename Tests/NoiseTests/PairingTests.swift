@@ -31,11 +31,11 @@ import Testing
         #expect(
             Hex.encode(
                 RelayTranscript.join(
-                    role: .phone, nonce: [UInt8](repeating: 0xaa, count: 32), room: "roomname", origin: origin))
+                    role: .device, nonce: [UInt8](repeating: 0xaa, count: 32), room: "roomname", origin: origin))
                 == "00000011697465726d322d72656c61792d6a6f696e0000000101000000010200000020"
                 + "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
                 + "00000008726f6f6d6e616d650000001568747470733a2f2f72656c61792e6578616d706c65")
-        #expect(RelayTranscript.join(role: .mac, nonce: [], room: "r", origin: "o")[25] == 0x01)
+        #expect(RelayTranscript.join(role: .computer, nonce: [], room: "r", origin: "o")[25] == 0x01)
         #expect(
             Hex.encode(
                 RelayTranscript.delete(challenge: [UInt8](repeating: 0xbb, count: 32), room: "roomname", origin: origin)
@@ -55,17 +55,18 @@ import Testing
         #expect(Hex.encode(key.verifier.raw) == "4576b485be26221325429b1bfca04347d35547f8caea8e02706f6ed81cab0bb9")
 
         let nonce = SecureRandom.bytes(32)
-        let signature = try key.signJoin(role: .mac, nonce: nonce, room: "room", origin: "https://o")
+        let signature = try key.signJoin(role: .computer, nonce: nonce, room: "room", origin: "https://o")
         #expect(
             key.verifier.isValidSignature(
-                signature, for: RelayTranscript.join(role: .mac, nonce: nonce, room: "room", origin: "https://o")))
+                signature, for: RelayTranscript.join(role: .computer, nonce: nonce, room: "room", origin: "https://o")))
         // Bound to role, nonce, room and origin.
         #expect(
             !key.verifier.isValidSignature(
-                signature, for: RelayTranscript.join(role: .phone, nonce: nonce, room: "room", origin: "https://o")))
+                signature, for: RelayTranscript.join(role: .device, nonce: nonce, room: "room", origin: "https://o")))
         #expect(
             !key.verifier.isValidSignature(
-                signature, for: RelayTranscript.join(role: .mac, nonce: nonce, room: "room2", origin: "https://o")))
+                signature, for: RelayTranscript.join(role: .computer, nonce: nonce, room: "room2", origin: "https://o"))
+        )
         let deletion = try key.signDelete(challenge: nonce, room: "room", origin: "https://o")
         #expect(
             key.verifier.isValidSignature(

@@ -14,8 +14,8 @@ struct RelayConnectionTests {
     func spliceOpenMode() throws {
         let relay = try TestRelay()
         let room = randomRoom()
-        let mac = try connect(relay, room: room, role: .mac)
-        let phone = try connect(relay, room: room, role: .phone)
+        let mac = try connect(relay, room: room, role: .computer)
+        let phone = try connect(relay, room: room, role: .device)
         defer {
             mac.close()
             phone.close()
@@ -32,11 +32,11 @@ struct RelayConnectionTests {
         established.close()
         // Now {} no longer admits a Mac.
         let unsigned = try #require(throws: ConnectionError.self) {
-            try connect(relay, room: established.room, role: .mac)
+            try connect(relay, room: established.room, role: .computer)
         }
         #expect(unsigned.serverError == "signature required")
-        let mac = try connect(relay, room: established.room, role: .mac, credential: .joinKey(established.joinKey))
-        let phone = try connect(relay, room: established.room, role: .phone, credential: .joinKey(established.joinKey))
+        let mac = try connect(relay, room: established.room, role: .computer, credential: .joinKey(established.joinKey))
+        let phone = try connect(relay, room: established.room, role: .device, credential: .joinKey(established.joinKey))
         defer {
             mac.close()
             phone.close()
@@ -51,7 +51,7 @@ struct RelayConnectionTests {
         defer { established.close() }
         let stranger = try RelayJoinKey(roomSecret: RelayJoinKey.makeRoomSecret())
         let error = try #require(throws: ConnectionError.self) {
-            try connect(relay, room: established.room, role: .phone, credential: .joinKey(stranger))
+            try connect(relay, room: established.room, role: .device, credential: .joinKey(stranger))
         }
         #expect(error.kind == .refused)
         #expect(error.serverError == "bad signature")
@@ -66,16 +66,16 @@ struct RelayConnectionTests {
     func displacement() throws {
         let relay = try TestRelay()
         let room = randomRoom()
-        let first = try connect(relay, room: room, role: .mac)
+        let first = try connect(relay, room: room, role: .computer)
         var options = quickOptions()
         options.nonDisplacing = true
         let error = try #require(throws: ConnectionError.self) {
-            try connect(relay, room: room, role: .mac, options: options)
+            try connect(relay, room: room, role: .computer, options: options)
         }
         #expect(error.serverError == "slot occupied")
         #expect(error.close == RelayClose(code: 1008, reason: "slot occupied"))
         #expect(first.end == nil)
-        let second = try connect(relay, room: room, role: .mac)
+        let second = try connect(relay, room: room, role: .computer)
         defer { second.close() }
         #expect(try expectEnd(first) == .closedByRelay(.displaced))
     }
@@ -84,7 +84,7 @@ struct RelayConnectionTests {
     func macOffline() throws {
         let relay = try TestRelay()
         let error = try #require(throws: ConnectionError.self) {
-            try connect(relay, room: randomRoom(), role: .phone)
+            try connect(relay, room: randomRoom(), role: .device)
         }
         #expect(error.serverError == "mac offline")
     }
@@ -93,7 +93,7 @@ struct RelayConnectionTests {
     func upgradeRefused() throws {
         let relay = try TestRelay()
         let error = try #require(throws: ConnectionError.self) {
-            try connect(relay, room: "not-a-room", role: .mac)
+            try connect(relay, room: "not-a-room", role: .computer)
         }
         #expect(error.kind == .httpStatus)
         #expect(error.status == 400)
@@ -104,8 +104,8 @@ struct RelayConnectionTests {
     func closing() throws {
         let relay = try TestRelay()
         let room = randomRoom()
-        let mac = try connect(relay, room: room, role: .mac)
-        let phone = try connect(relay, room: room, role: .phone)
+        let mac = try connect(relay, room: room, role: .computer)
+        let phone = try connect(relay, room: room, role: .device)
         defer { phone.close() }
         let start = Date()
         mac.close()
@@ -123,7 +123,7 @@ struct RelayConnectionTests {
     func frameTooLarge() throws {
         let relay = try TestRelay()
         let room = randomRoom()
-        let mac = try connect(relay, room: room, role: .mac)
+        let mac = try connect(relay, room: room, role: .computer)
         defer { mac.close() }
         let error = try #require(throws: ConnectionError.self) {
             try mac.send([UInt8](repeating: 0, count: RelayLimits.frameSize + 1))
@@ -135,7 +135,7 @@ struct RelayConnectionTests {
     @Test("server shutdown ends connections with 1001 server shutting down")
     func serverShutdown() throws {
         let relay = try TestRelay()
-        let mac = try connect(relay, room: randomRoom(), role: .mac)
+        let mac = try connect(relay, room: randomRoom(), role: .computer)
         relay.shutdown()
         #expect(try expectEnd(mac) == .closedByRelay(.serverShuttingDown))
     }
@@ -145,9 +145,9 @@ struct RelayConnectionTests {
         let relay = try TestRelay()
         let room = randomRoom()
         let mac = try await RelayConnection.connect(
-            to: relay.endpoint, room: room, role: .mac, credential: .none, options: quickOptions())
+            to: relay.endpoint, room: room, role: .computer, credential: .none, options: quickOptions())
         let phone = try await RelayConnection.connect(
-            to: relay.endpoint, room: room, role: .phone, credential: .none, options: quickOptions())
+            to: relay.endpoint, room: room, role: .device, credential: .none, options: quickOptions())
         for index in 0..<10 { try mac.send([UInt8(index)]) }
         mac.close()
         var received: [[UInt8]] = []
@@ -166,10 +166,10 @@ struct RelayConnectionTests {
     func slowConsumer() throws {
         let relay = try TestRelay()
         let room = randomRoom()
-        let mac = try connect(relay, room: room, role: .mac)
+        let mac = try connect(relay, room: room, role: .computer)
         var options = quickOptions()
         options.maximumIncomingBytes = 512 * 1024
-        let phone = try connect(relay, room: room, role: .phone, options: options)
+        let phone = try connect(relay, room: room, role: .device, options: options)
         defer {
             mac.close()
             phone.close()
@@ -210,7 +210,7 @@ struct RelayConnectionTests {
         options.maximumQueuedBytes = 512 * 1024
         let endpoint = relay.endpoint.connecting(toHost: "127.0.0.1", port: proxy.port, tls: false)
         let mac = try RelayConnection.connect(
-            to: endpoint, room: randomRoom(), role: .mac, credential: .none, options: options)
+            to: endpoint, room: randomRoom(), role: .computer, credential: .none, options: options)
         defer { mac.close() }
         proxy.freeze()
         let frame = [UInt8](repeating: 7, count: 256 * 1024)
@@ -251,9 +251,9 @@ struct RelayConnectionTests {
         options.pingInterval = 3600
         let endpoint = relay.endpoint.connecting(toHost: "127.0.0.1", port: proxy.port, tls: false)
         let closed = try RelayConnection.connect(
-            to: endpoint, room: randomRoom(), role: .mac, credential: .none, options: options)
+            to: endpoint, room: randomRoom(), role: .computer, credential: .none, options: options)
         let abandoned = try RelayConnection.connect(
-            to: endpoint, room: randomRoom(), role: .mac, credential: .none, options: options)
+            to: endpoint, room: randomRoom(), role: .computer, credential: .none, options: options)
         proxy.freeze()
         closed.close()
         abandoned.abandon()
@@ -274,7 +274,7 @@ struct RelayConnectionTests {
         options.pongTimeout = 0.4
         let endpoint = relay.endpoint.connecting(toHost: "127.0.0.1", port: proxy.port, tls: false)
         let mac = try RelayConnection.connect(
-            to: endpoint, room: randomRoom(), role: .mac, credential: .none, options: options)
+            to: endpoint, room: randomRoom(), role: .computer, credential: .none, options: options)
         defer { mac.close() }
         // Several ping rounds, all answered by the relay.
         #expect(mac.waitUntilEnded(timeout: 1) == nil)
@@ -296,11 +296,11 @@ struct RelayConnectionTests {
         let relay = try TestRelay { $0.pingInterval = 500 }
         var options = quickOptions()
         options.pingInterval = 3600
-        let mac = try connect(relay, room: randomRoom(), role: .mac, options: options)
+        let mac = try connect(relay, room: randomRoom(), role: .computer, options: options)
         defer { mac.close() }
         // Five of the relay's ping rounds.
         #expect(mac.waitUntilEnded(timeout: 2.6) == nil)
-        let phone = try connect(relay, room: mac.room, role: .phone)
+        let phone = try connect(relay, room: mac.room, role: .device)
         defer { phone.close() }
         try phone.send([42])
         #expect(try expectMessage(mac) == [42])

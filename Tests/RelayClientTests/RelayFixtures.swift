@@ -99,12 +99,12 @@ func tlsTestRelay(in directory: TemporaryDirectory) throws -> (
 func connectPair(to endpoint: RelayEndpoint) throws -> (mac: RelayConnection, phone: RelayConnection) {
     let room = randomRoom()
     let mac = try RelayConnection.connect(
-        to: endpoint, room: room, role: .mac, credential: .none, options: quickOptions())
+        to: endpoint, room: room, role: .computer, credential: .none, options: quickOptions())
     do {
         return (
             mac,
             try RelayConnection.connect(
-                to: endpoint, room: room, role: .phone, credential: .none, options: quickOptions())
+                to: endpoint, room: room, role: .device, credential: .none, options: quickOptions())
         )
     } catch {
         mac.close()
@@ -148,8 +148,8 @@ struct EstablishedRoom {
 
     init(_ relay: TestRelay) throws {
         room = randomRoom()
-        mac = try connect(relay, room: room, role: .mac)
-        phone = try connect(relay, room: room, role: .phone)
+        mac = try connect(relay, room: room, role: .computer)
+        phone = try connect(relay, room: room, role: .device)
         let token = try #require(phone.registrationToken)
         joinKey = try RelayJoinKey(roomSecret: RelayJoinKey.makeRoomSecret())
         try relay.http.register(room: room, registrationToken: token, verifier: joinKey.verifier)

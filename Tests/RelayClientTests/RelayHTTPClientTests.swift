@@ -23,8 +23,8 @@ struct RelayHTTPClientTests {
     func registerOnce() throws {
         let relay = try TestRelay()
         let room = randomRoom()
-        let mac = try connect(relay, room: room, role: .mac)
-        let phone = try connect(relay, room: room, role: .phone)
+        let mac = try connect(relay, room: room, role: .computer)
+        let phone = try connect(relay, room: room, role: .device)
         defer {
             mac.close()
             phone.close()
@@ -54,8 +54,8 @@ struct RelayHTTPClientTests {
         let relay = try TestRelay()
         let established = try EstablishedRoom(relay)
         established.close()
-        let mac = try connect(relay, room: established.room, role: .mac, credential: .joinKey(established.joinKey))
-        let phone = try connect(relay, room: established.room, role: .phone, credential: .joinKey(established.joinKey))
+        let mac = try connect(relay, room: established.room, role: .computer, credential: .joinKey(established.joinKey))
+        let phone = try connect(relay, room: established.room, role: .device, credential: .joinKey(established.joinKey))
         // A delete signed by another key is refused and changes nothing.
         let stranger = try RelayJoinKey(roomSecret: RelayJoinKey.makeRoomSecret())
         let refused = try #require(throws: ConnectionError.self) {

@@ -49,10 +49,10 @@ struct RelayLinkTests {
 
         let credential = RelayCredential.joinKey(established.joinKey)
         let macLink = RelayLink(
-            endpoint: relay.endpoint, room: established.room, role: .mac, credential: credential,
+            endpoint: relay.endpoint, room: established.room, role: .computer, credential: credential,
             options: Self.fastOptions())
         let phoneLink = RelayLink(
-            endpoint: relay.endpoint, room: established.room, role: .phone, credential: credential,
+            endpoint: relay.endpoint, room: established.room, role: .device, credential: credential,
             options: Self.fastOptions())
         defer {
             macLink.stop()
@@ -94,7 +94,7 @@ struct RelayLinkTests {
             var options = Self.fastOptions()
             options.steadyConnection = steady
             let link = RelayLink(
-                endpoint: relay.endpoint, room: randomRoom(), role: .mac, credential: .none, options: options)
+                endpoint: relay.endpoint, room: randomRoom(), role: .computer, credential: .none, options: options)
             defer {
                 link.stop()
                 link.waitUntilStopped(timeout: 5)
@@ -123,7 +123,7 @@ struct RelayLinkTests {
         defer { established.close() }
         let stranger = try RelayJoinKey(roomSecret: RelayJoinKey.makeRoomSecret())
         let link = RelayLink(
-            endpoint: relay.endpoint, room: established.room, role: .phone, credential: .joinKey(stranger),
+            endpoint: relay.endpoint, room: established.room, role: .device, credential: .joinKey(stranger),
             options: Self.fastOptions())
         let reason = try Self.nextStop(link)
         #expect(reason == .needsRepairing("bad signature"))
@@ -135,7 +135,7 @@ struct RelayLinkTests {
         let relay = try TestRelay()
         let room = randomRoom()
         let link = RelayLink(
-            endpoint: relay.endpoint, room: room, role: .phone, credential: .none, options: Self.fastOptions())
+            endpoint: relay.endpoint, room: room, role: .device, credential: .none, options: Self.fastOptions())
         defer {
             link.stop()
             link.waitUntilStopped(timeout: 5)
@@ -149,7 +149,7 @@ struct RelayLinkTests {
             }
         }
         #expect(sawWaiting)
-        let mac = try connect(relay, room: room, role: .mac)
+        let mac = try connect(relay, room: room, role: .computer)
         defer { mac.close() }
         let phone = try Self.nextAdmitted(link)
         #expect(phone.registrationToken?.count == 24)
@@ -163,11 +163,11 @@ struct RelayLinkTests {
         let room = randomRoom()
         var options = Self.fastOptions()
         options.steadyConnection = 0  // a drop is retried at once: the next admission follows the end closely
-        let mac = RelayLink(endpoint: relay.endpoint, room: room, role: .mac, credential: .none, options: options)
+        let mac = RelayLink(endpoint: relay.endpoint, room: room, role: .computer, credential: .none, options: options)
         let events = EventQueue<RelayLink.RoomEvent>()
         mac.deliver { events.push($0) }
         let phoneLink = RelayLink(
-            endpoint: relay.endpoint, room: room, role: .phone, credential: .none, options: Self.fastOptions())
+            endpoint: relay.endpoint, room: room, role: .device, credential: .none, options: Self.fastOptions())
         defer {
             mac.stop()
             phoneLink.stop()
@@ -214,7 +214,8 @@ struct RelayLinkTests {
         let endpoint = try RelayEndpoint(parsing: "http://127.0.0.1:\(port)")
         var options = Self.fastOptions()
         options.backoff = RelayBackoff(initialDelay: 5, maximumDelay: 5)
-        let link = RelayLink(endpoint: endpoint, room: randomRoom(), role: .mac, credential: .none, options: options)
+        let link = RelayLink(
+            endpoint: endpoint, room: randomRoom(), role: .computer, credential: .none, options: options)
         let deadline = Date().addingTimeInterval(5)
         var waiting = false
         while !waiting && Date() < deadline {

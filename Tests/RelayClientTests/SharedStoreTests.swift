@@ -15,8 +15,8 @@ struct SharedStoreTests {
         let first = try TestRelay(redisURL: redis.url())
         let second = try TestRelay(redisURL: redis.url())
         let room = randomRoom()
-        let mac = try connect(first, room: room, role: .mac)
-        let phone = try connect(first, room: room, role: .phone)
+        let mac = try connect(first, room: room, role: .computer)
+        let phone = try connect(first, room: room, role: .device)
         let token = try #require(phone.registrationToken)
         let joinKey = try RelayJoinKey(roomSecret: RelayJoinKey.makeRoomSecret())
         // While the first node splices the room it holds the room's lease: the second sends the
@@ -33,10 +33,10 @@ struct SharedStoreTests {
         try second.http.register(room: room, registrationToken: token, verifier: joinKey.verifier)
 
         // Registered once, for the whole cluster: the first node refuses an unsigned Mac now.
-        let unsigned = try #require(throws: ConnectionError.self) { try connect(first, room: room, role: .mac) }
+        let unsigned = try #require(throws: ConnectionError.self) { try connect(first, room: room, role: .computer) }
         #expect(unsigned.serverError == "signature required")
-        let signedMac = try connect(second, room: room, role: .mac, credential: .joinKey(joinKey))
-        let signedPhone = try connect(second, room: room, role: .phone, credential: .joinKey(joinKey))
+        let signedMac = try connect(second, room: room, role: .computer, credential: .joinKey(joinKey))
+        let signedPhone = try connect(second, room: room, role: .device, credential: .joinKey(joinKey))
         defer {
             signedMac.close()
             signedPhone.close()
@@ -61,11 +61,12 @@ struct SharedStoreTests {
         let first = try TestRelay(redisURL: redis.url())
         let second = try TestRelay(redisURL: redis.url())
         let room = randomRoom()
-        let holder = try connect(first, room: room, role: .mac)
+        let holder = try connect(first, room: room, role: .computer)
         var options = RelayLink.Options()
         options.connection = quickOptions()
         options.backoff = RelayBackoff(initialDelay: 20, maximumDelay: 20)
-        let link = RelayLink(endpoint: second.endpoint, room: room, role: .mac, credential: .none, options: options)
+        let link = RelayLink(
+            endpoint: second.endpoint, room: room, role: .computer, credential: .none, options: options)
         defer {
             link.stop()
             link.waitUntilStopped(timeout: 5)

@@ -13,13 +13,13 @@ import Testing
         let room = makeRoom()
         let key = try makeKey()
         _ = try h.establish(room, key: key)
-        let phone = try h.signedJoin(room, .phone, key: key)
-        let mac = try h.signedJoin(room, .mac, key: key)
+        let phone = try h.signedJoin(room, .device, key: key)
+        let mac = try h.signedJoin(room, .computer, key: key)
         // The attacker knows the room name, nothing else.
-        #expect(h.join(room, .phone).result == .refused("signature required"))
-        #expect(h.join(room, .phone, proof: .signature(SecureRandom.bytes(64))).result == .refused("bad signature"))
-        #expect(h.join(room, .phone, proof: .ticket("AAAA")).result == .refused("signature required"))
-        #expect(h.join(room, .mac).result == .refused("signature required"))
+        #expect(h.join(room, .device).result == .refused("signature required"))
+        #expect(h.join(room, .device, proof: .signature(SecureRandom.bytes(64))).result == .refused("bad signature"))
+        #expect(h.join(room, .device, proof: .ticket("AAAA")).result == .refused("signature required"))
+        #expect(h.join(room, .computer).result == .refused("signature required"))
         #expect(h.isLive(phone.id) && h.isLive(mac.id))
         #expect(h.binary(10, from: phone.id) == mac.id)
     }
@@ -31,8 +31,8 @@ import Testing
         _ = try h.establish(room, key: key)
         // The attacker captured a complete, successful join: its nonce and signature.
         let victim = h.open(room)
-        let nonce = try #require(h.hello(victim, .phone))
-        let captured = try key.signJoin(role: .phone, nonce: nonce, room: room, origin: testOrigin)
+        let nonce = try #require(h.hello(victim, .device))
+        let captured = try key.signJoin(role: .device, nonce: nonce, room: room, origin: testOrigin)
         #expect(h.proof(victim, .signature(captured)) != .refused("bad signature"))
         #expect(h.isLive(victim))
         for role in RelayRole.allCases {
@@ -84,8 +84,8 @@ import Testing
             json: ["registrationToken": base64(attackerToken), "verifier": base64(attacker.verifier.raw)])
         #expect(answer.status == 403 && answer.error == "already registered")
         #expect(try h.store.room(named: room)?.verifier == real.verifier.raw)
-        #expect(try h.signedJoin(room, .mac, key: attacker).result == .refused("bad signature"))
-        #expect(try h.signedJoin(room, .mac, key: real).result == .admitted(registrationToken: nil))
+        #expect(try h.signedJoin(room, .computer, key: attacker).result == .refused("bad signature"))
+        #expect(try h.signedJoin(room, .computer, key: real).result == .admitted(registrationToken: nil))
     }
 
     @Test func grindingBeyondFortyAttempts() throws {
@@ -95,16 +95,17 @@ import Testing
         _ = try h.establish(room, key: key)  // two proofs
         for attempt in 3...40 {
             #expect(
-                h.join(room, .mac, proof: .signature(SecureRandom.bytes(64))).result == .refused("bad signature"),
+                h.join(room, .computer, proof: .signature(SecureRandom.bytes(64))).result == .refused("bad signature"),
                 "\(attempt)")
         }
         // Past the limit even the right signature waits for the window: grinding gains nothing.
         for _ in 0..<20 {
-            #expect(h.join(room, .mac, proof: .signature(SecureRandom.bytes(64))).result == .refused("rate limited"))
+            #expect(
+                h.join(room, .computer, proof: .signature(SecureRandom.bytes(64))).result == .refused("rate limited"))
         }
-        #expect(try h.signedJoin(room, .mac, key: key).result == .refused("rate limited"))
+        #expect(try h.signedJoin(room, .computer, key: key).result == .refused("rate limited"))
         h.clock.advance(seconds: 10)
-        #expect(try h.signedJoin(room, .mac, key: key).result == .admitted(registrationToken: nil))
+        #expect(try h.signedJoin(room, .computer, key: key).result == .admitted(registrationToken: nil))
     }
 
     @Test func qrPhotoSquatterOnTheMacSlot() throws {
@@ -123,7 +124,7 @@ import Testing
         // one park is still bounded by the cycle cap, which kills the room.
         let squatter2 = try h.parkMac(room)
         for _ in 1...8 { _ = try h.joinPhone(room) }
-        let ninth = h.join(room, .phone)
+        let ninth = h.join(room, .device)
         #expect(h.closes[ninth.id] == RelayClose(code: 1000, reason: "pairing cycle cap"))
         #expect(h.closes[squatter2] == RelayClose(code: 1000, reason: "pairing cycle cap"))
         #expect(h.core.activeRoomCount == 0)

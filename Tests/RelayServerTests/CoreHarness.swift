@@ -195,7 +195,7 @@ final class CoreHarness {
 
     /// A Mac parked in a pairing room (`{}`), checked.
     func parkMac(_ room: String) throws -> ConnectionID {
-        let (id, result) = join(room, .mac)
+        let (id, result) = join(room, .computer)
         #expect(result == .admitted(registrationToken: nil))
         #expect(isLive(id))
         return id
@@ -203,7 +203,7 @@ final class CoreHarness {
 
     /// A phone admitted to a pairing room in open mode; returns its id and registration token.
     func joinPhone(_ room: String, proof: RelayProof = .empty) throws -> (id: ConnectionID, token: [UInt8]) {
-        let (id, result) = join(room, .phone, proof: proof)
+        let (id, result) = join(room, .device, proof: proof)
         guard case .admitted(let token?) = result else {
             throw HarnessError("phone not admitted: \(String(describing: result)), \(String(describing: closes[id]))")
         }

@@ -101,7 +101,7 @@ import Testing
         let (mac, phone) = try Self.admitBoth(h, room, key: key)
         #expect(h.binary(600, from: mac) == phone)
         #expect(h.binary(400, from: phone) == mac, "exactly the quota is allowed")
-        #expect(h.binary(1, from: overBy == .mac ? mac : phone) == nil)
+        #expect(h.binary(1, from: overBy == .computer ? mac : phone) == nil)
         #expect(h.closes[mac] == Self.quotaExceeded)
         #expect(h.closes[phone] == Self.quotaExceeded)
         // 24 hours after the window began, a fresh one starts.
@@ -135,12 +135,12 @@ import Testing
         #expect(h.binary(1001, from: phone) == nil)
         #expect(h.closes[mac] == Self.quotaExceeded && h.closes[phone] == Self.quotaExceeded)
         h.clock.advance(seconds: 3600)
-        let macAgain = try h.signedJoin(room, .mac, key: key)
+        let macAgain = try h.signedJoin(room, .computer, key: key)
         #expect(macAgain.result == .admitted(registrationToken: nil))
         #expect(h.binary(1, from: macAgain.id) == nil)
         #expect(h.closes[macAgain.id] == Self.quotaExceeded)
         h.advancePastQuotaWindow()
-        let fresh = try h.signedJoin(room, .mac, key: key)
+        let fresh = try h.signedJoin(room, .computer, key: key)
         #expect(h.binary(1, from: fresh.id) == nil)
         #expect(h.isLive(fresh.id), "a new window: the frame is dropped for want of a peer, not refused")
     }
@@ -170,7 +170,7 @@ import Testing
     {
         guard let key else { return (try h.parkMac(room), try h.joinPhone(room).id) }
         if establish { _ = try h.establish(room, key: key) }
-        return (try h.signedJoin(room, .mac, key: key).id, try h.signedJoin(room, .phone, key: key).id)
+        return (try h.signedJoin(room, .computer, key: key).id, try h.signedJoin(room, .device, key: key).id)
     }
 
     @Test func anEstablishedRoomsQuotaSurvivesARestart() throws {
@@ -185,8 +185,8 @@ import Testing
             h.drain()
         }
         let h = CoreHarness(store: store) { $0.bytesPerDay = 1000 }
-        let mac = try h.signedJoin(room, .mac, key: key).id
-        let phone = try h.signedJoin(room, .phone, key: key).id
+        let mac = try h.signedJoin(room, .computer, key: key).id
+        let phone = try h.signedJoin(room, .device, key: key).id
         #expect(h.binary(100, from: mac) == phone)
         #expect(h.binary(1, from: mac) == nil)
         #expect(h.closes[mac] == Self.quotaExceeded && h.closes[phone] == Self.quotaExceeded)

@@ -95,7 +95,7 @@ import Testing
         let key = try makeKey()
         _ = try h.establish(room, key: key)
         // A signed phone is minted a token too; it cannot replace V.
-        let phone = try h.signedJoin(room, .phone, key: key)
+        let phone = try h.signedJoin(room, .device, key: key)
         guard case .admitted(let token?) = phone.result else {
             Issue.record("signed phone not admitted")
             return
@@ -240,7 +240,7 @@ import Testing
             ("other key", { try makeKey().signDelete(challenge: $0, room: room, origin: testOrigin) }),
             ("other origin", { try key.signDelete(challenge: $0, room: room, origin: "https://evil.example") }),
             ("other room", { try key.signDelete(challenge: $0, room: makeRoom(), origin: testOrigin) }),
-            ("join transcript", { try key.signJoin(role: .mac, nonce: $0, room: room, origin: testOrigin) }),
+            ("join transcript", { try key.signJoin(role: .computer, nonce: $0, room: room, origin: testOrigin) }),
         ]
         for (name, forge) in forgeries {
             challenge = try h.challenge(room)
@@ -364,7 +364,7 @@ import Testing
         let room = makeRoom()
         let key = try makeKey()
         _ = try h.establish(room, key: key)
-        _ = h.join(room, .phone)  // a refusal
+        _ = h.join(room, .device)  // a refusal
         _ = h.post("/attest/challenge", room: room)
         _ = h.open(makeRoom(), address: "203.0.113.99")
         let remote = h.request("GET", "/metrics", room: nil, loopback: false)

@@ -117,7 +117,7 @@ import Testing
         h.closed(phone)
         h.closed(mac)
         h.clock.advance(seconds: 20 * 86_400)
-        let join = try h.signedJoin(room, .phone, key: key)
+        let join = try h.signedJoin(room, .device, key: key)
         #expect(join.result == .refused("mac offline"))
         h.clock.advance(seconds: 11 * 86_400)
         h.tick()
@@ -133,7 +133,7 @@ import Testing
         let key = try makeKey()
         let pairing = try h.establish(room, key: key)
         h.closed(pairing.phone)  // its Mac goes with it (peer gone)
-        let mac = try h.signedJoin(room, .mac, key: key).id
+        let mac = try h.signedJoin(room, .computer, key: key).id
         for _ in 0..<40 {
             h.clock.advance(seconds: 86_400)
             h.core.pong(from: mac)
@@ -153,7 +153,7 @@ import Testing
         // Sockets that came in before the maintenance pass noticed, still awaiting admission.
         let waiting = h.open(room)
         let greeted = h.open(room)
-        h.hello(greeted, .phone)
+        h.hello(greeted, .device)
         let bystander = try h.parkMac(makeRoom())
         h.core.pong(from: bystander)
         h.tick()
@@ -164,7 +164,7 @@ import Testing
         // A device coming back finds a pairing room: nothing checks its signature (open mode
         // admits any proof there), and a phone may register a new verifier.
         #expect(
-            h.join(room, .mac, proof: .signature([UInt8](repeating: 7, count: 64))).result
+            h.join(room, .computer, proof: .signature([UInt8](repeating: 7, count: 64))).result
                 == .admitted(registrationToken: nil))
         #expect(try h.store.room(named: room) == nil)
     }

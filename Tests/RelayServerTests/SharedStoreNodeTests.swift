@@ -27,7 +27,7 @@ import Testing
         let (mac, phone) = try first.establish(room, key: key)
         #expect(first.core.leasedRoomCount == 1)
         // The second node is handed a socket for the room while the first splices it.
-        let (stray, result) = try second.signedJoin(room, .mac, key: key)
+        let (stray, result) = try second.signedJoin(room, .computer, key: key)
         #expect(result == nil)
         #expect(second.closes[stray] == .reshard)
         #expect(second.closes[stray]?.code == 4421)
@@ -37,11 +37,11 @@ import Testing
         // The first node's sockets go: the room is the second's to take.
         first.closed(mac)
         #expect(first.core.leasedRoomCount == 0)
-        let (moved, admitted) = try second.signedJoin(room, .mac, key: key)
+        let (moved, admitted) = try second.signedJoin(room, .computer, key: key)
         #expect(admitted == .admitted(registrationToken: nil))
         #expect(second.isLive(moved))
         #expect(second.core.leasedRoomCount == 1)
-        let (back, _) = try first.signedJoin(room, .phone, key: key)
+        let (back, _) = try first.signedJoin(room, .device, key: key)
         #expect(first.closes[back] == .reshard)
     }
 
@@ -61,8 +61,8 @@ import Testing
         // The first node dies without another word (its sockets simply vanish from Redis' view
         // once its heartbeat lapses); here it lets the room go and the clients rejoin elsewhere.
         first.closed(mac)
-        let (macThere, _) = try second.signedJoin(room, .mac, key: key)
-        let (phoneThere, _) = try second.signedJoin(room, .phone, key: key)
+        let (macThere, _) = try second.signedJoin(room, .computer, key: key)
+        let (phoneThere, _) = try second.signedJoin(room, .device, key: key)
         for _ in 0..<4 { #expect(second.binary(1000, from: macThere) == phoneThere) }
         #expect(second.binary(1, from: phoneThere) == nil)
         #expect(second.closes[macThere] == .dailyQuotaExceeded && second.closes[phoneThere] == .dailyQuotaExceeded)
@@ -76,11 +76,11 @@ import Testing
         let room = makeRoom()
         let key = try makeKey()
         _ = try first.establish(room, key: key)  // a Mac's and a phone's proofs: two
-        let (one, _) = try second.signedJoin(room, .phone, key: key)
+        let (one, _) = try second.signedJoin(room, .device, key: key)
         #expect(second.closes[one] == .reshard, "the third attempt counted, then resharded")
-        let (two, _) = try second.signedJoin(room, .phone, key: key)
+        let (two, _) = try second.signedJoin(room, .device, key: key)
         #expect(second.refusal(two) == AdmissionError.rateLimited.rawValue)
-        let (three, _) = try first.signedJoin(room, .phone, key: key)
+        let (three, _) = try first.signedJoin(room, .device, key: key)
         #expect(first.refusal(three) == AdmissionError.rateLimited.rawValue)
     }
 
@@ -95,7 +95,7 @@ import Testing
         first.core.shutdown()
         first.drain()
         #expect(first.core.leasedRoomCount == 0)
-        let (mac, result) = try second.signedJoin(room, .mac, key: key)
+        let (mac, result) = try second.signedJoin(room, .computer, key: key)
         #expect(result == .admitted(registrationToken: nil))
         #expect(second.isLive(mac))
     }
@@ -111,16 +111,16 @@ import Testing
         let (pairingMac, pairingPhone) = try first.establish(room, key: key)
         first.closed(pairingPhone)  // its Mac goes with it (peer gone); the computer parks again:
         #expect(first.closes[pairingMac] == .peerGone)
-        let (mac, _) = try first.signedJoin(room, .mac, key: key)
+        let (mac, _) = try first.signedJoin(room, .computer, key: key)
         #expect(first.isLive(mac))
-        let (stray, _) = try second.signedJoin(room, .phone, key: key)
+        let (stray, _) = try second.signedJoin(room, .device, key: key)
         #expect(second.closes[stray] == .reshard)
         first.clock.advance(milliseconds: first.core.configuration.leaseLifetime)
         first.tick()
         #expect(first.closes[mac] == .reshard)
         #expect(first.core.leasedRoomCount == 0)
-        let (macMoved, macResult) = try second.signedJoin(room, .mac, key: key)
-        let (phoneMoved, phoneResult) = try second.signedJoin(room, .phone, key: key)
+        let (macMoved, macResult) = try second.signedJoin(room, .computer, key: key)
+        let (phoneMoved, phoneResult) = try second.signedJoin(room, .device, key: key)
         #expect(macResult == .admitted(registrationToken: nil) && phoneResult != nil)
         #expect(second.binary(5, from: macMoved) == phoneMoved)
         // Asked once, moved once: a later heartbeat finds nothing more to do.

@@ -36,7 +36,7 @@ import Testing
         server.stop()
         // The room comes into memory unread: a Mac offering no signature is not let in as if the
         // room were a pairing room; it is told the store is unavailable.
-        let (blind, result) = harness.join(room, .mac)
+        let (blind, result) = harness.join(room, .computer)
         #expect(result == nil)
         #expect(harness.closes[blind] == .storeUnavailable)
         #expect(harness.core.storeOutage?.contains("Redis at unix://\(server.socketPath)") == true)
@@ -55,10 +55,10 @@ import Testing
         #expect(harness.checkUpgrade(room: room) == nil)
         #expect(harness.request("GET", "/healthz", room: nil).status == 200)
         // The verifier outlived the restart (append-only file): a join must be signed.
-        let (unsigned, refused) = harness.join(room, .mac)
+        let (unsigned, refused) = harness.join(room, .computer)
         #expect(refused == .refused(AdmissionError.signatureRequired.rawValue))
         #expect(!harness.isLive(unsigned))
-        let (signed, admitted) = try harness.signedJoin(room, .mac, key: key)
+        let (signed, admitted) = try harness.signedJoin(room, .computer, key: key)
         #expect(admitted == .admitted(registrationToken: nil))
         #expect(harness.isLive(signed))
         let back = harness.request("GET", "/metrics", room: nil, loopback: true)

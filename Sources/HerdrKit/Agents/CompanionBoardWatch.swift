@@ -26,7 +26,7 @@ public final class CompanionBoardWatch: ComputerBoardWatch {
     private var restart: Task<Void, Never>?
     private var stopped = false
     /// The road of the connection in use.
-    private var road: CompanionRoad?
+    private var road: NoiseRoad?
 
     init(profile: HostProfile, store: HostStore, options: BoardWatchOptions) {
         self.profile = profile
@@ -170,7 +170,7 @@ public final class CompanionBoardWatch: ComputerBoardWatch {
     }
 
     /// `home` or `relay`.
-    static func roadWord(_ road: CompanionRoad?) -> String {
+    static func roadWord(_ road: NoiseRoad?) -> String {
         road?.isHome == true ? "home" : "relay"
     }
 }

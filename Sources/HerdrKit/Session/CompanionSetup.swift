@@ -52,12 +52,12 @@ enum CompanionSetup {
                 "This device's relay key (\(store.directory.companionKeyFile.path)) is missing; pair again")
         }
         let name = road.deviceName ?? Pairing.sanitizedDeviceName(ProcessInfo.processInfo.hostName)
-        var relay: DeviceRelayConnection?
+        var relay: RelayRoad?
         if let endpoint {
-            let pairing = DeviceRelayConnection.Pairing(
+            let pairing = RelayRoad.Pairing(
                 relay: endpoint, computerKey: computerKey, pairingID: road.pairingID, roomSecret: secret,
                 registered: road.registered)
-            var connection = DeviceRelayConnection(pairing: pairing, deviceName: name, staticKey: key)
+            var connection = RelayRoad(pairing: pairing, deviceName: name, staticKey: key)
             connection.timeout = options.connectTimeout.seconds
             connection.options.connectTimeout = options.connectTimeout.seconds
             relay = connection
@@ -71,7 +71,7 @@ enum CompanionSetup {
     }
 
     /// A session got through over `road` now: kept for `herdr-remote hosts`.
-    static func noteRoadWorked(_ road: CompanionRoad, of profile: HostProfile, in store: HostStore) {
+    static func noteRoadWorked(_ road: NoiseRoad, of profile: HostProfile, in store: HostStore) {
         guard var current = store.hosts.first(where: { $0.id == profile.id }), current.companion != nil else { return }
         if road.isHome {
             current.companion?.homeLastWorked = Date()

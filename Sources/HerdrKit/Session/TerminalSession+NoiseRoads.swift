@@ -165,7 +165,7 @@ extension TerminalSession {
         return configuration
     }
 
-    private func noteRoadWorked(_ road: CompanionRoad) { CompanionSetup.noteRoadWorked(road, of: profile, in: store) }
+    private func noteRoadWorked(_ road: NoiseRoad) { CompanionSetup.noteRoadWorked(road, of: profile, in: store) }
 
     private func keepHomeAddresses(_ addresses: [HomeAddress]) {
         CompanionSetup.keepHomeAddresses(addresses, of: profile, in: store)

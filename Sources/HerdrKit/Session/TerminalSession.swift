@@ -27,7 +27,7 @@ public final class TerminalSession {
     /// The key that was refused because it differs from the pin, for the UI to show.
     public private(set) var rejectedHostKey: HostKeyChallenge?
     /// For a companion host, the road the current (or last) connection took.
-    public internal(set) var road: CompanionRoad?
+    public internal(set) var road: NoiseRoad?
     /// With `options.agent`: the agent it named on the computer's board, once resolved.
     public internal(set) var resolvedAgent: HerdrAgent?
 

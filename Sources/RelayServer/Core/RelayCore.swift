@@ -185,7 +185,7 @@ public final class RelayCore {
             closeRoom(room, .dailyQuotaExceeded)
             return nil
         }
-        let peer = room.slot(role == .mac ? .phone : .mac)
+        let peer = room.slot(role == .computer ? .device : .computer)
         if startsMessage { connection.messageTarget = peer }
         guard let peer, connection.messageTarget === peer else {
             metrics.framesDropped += 1
@@ -248,7 +248,7 @@ public final class RelayCore {
         let presented = RelayProof.presented(proofText)
         guard case .fields(let signature, let ticket) = presented else {
             // Upstream fails on a `null` Proof only where it reads a field of it.
-            if presented == .null && (room.isEstablished || (configuration.attestationRequired && role == .phone)) {
+            if presented == .null && (room.isEstablished || (configuration.attestationRequired && role == .device)) {
                 return close(connection, .internalError)
             }
             if presented == .unparseable { return refuse(connection, .badProof) }
@@ -265,7 +265,7 @@ public final class RelayCore {
             else { return refuse(connection, .badSignature) }
             // A verified join proves the pairing is live, whatever the slot says next.
             touchActivity(room, force: false)
-        } else if configuration.attestationRequired && role == .phone {
+        } else if configuration.attestationRequired && role == .device {
             // The Mac cannot attest and parks on its Noise key alone; the phone brings a ticket.
             guard let ticket else { return refuse(connection, .ticketRequired) }
             // Checked now, taken only once every other check has passed: unlike upstream, a
@@ -294,8 +294,8 @@ public final class RelayCore {
         // Another live node splicing this room owns it: the client comes back once the routing
         // has settled (a balancer that just moved the room, a node that just died).
         guard takeLease(room, for: connection) else { return }
-        if !room.isEstablished && role == .mac { room.pairingCycles = 0 }  // a fresh park gets a fresh budget
-        if role == .phone {
+        if !room.isEstablished && role == .computer { room.pairingCycles = 0 }  // a fresh park gets a fresh budget
+        if role == .device {
             guard room.mac != nil else { return refuse(connection, .macOffline) }
             if !room.isEstablished {
                 room.pairingCycles += 1
@@ -318,7 +318,7 @@ public final class RelayCore {
             }
         }
         var token: [UInt8]?
-        if role == .phone {
+        if role == .device {
             let minted = random(RelayLimits.tokenSize)
             do {
                 try store.addSecret(
@@ -404,7 +404,7 @@ public final class RelayCore {
     /// `connection` (already forgotten) was admitted: its peer slot's holder goes too.
     private func closePeer(of connection: ConnectionRecord) {
         guard case .admitted(let role) = connection.phase,
-            let peer = connection.room.slot(role == .mac ? .phone : .mac)
+            let peer = connection.room.slot(role == .computer ? .device : .computer)
         else { return }
         close(peer, .peerGone, closingPeer: false)
     }

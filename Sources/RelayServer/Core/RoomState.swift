@@ -79,15 +79,15 @@ final class RoomState {
 
     func slot(_ role: RelayRole) -> ConnectionRecord? {
         switch role {
-        case .mac: mac
-        case .phone: phone
+        case .computer: mac
+        case .device: phone
         }
     }
 
     func setSlot(_ role: RelayRole, _ connection: ConnectionRecord?) {
         switch role {
-        case .mac: mac = connection
-        case .phone: phone = connection
+        case .computer: mac = connection
+        case .device: phone = connection
         }
     }
 

@@ -12,7 +12,7 @@ import SessionProtocol
 /// the status with the room secret first (so a pairing that dropped half-way heals), the
 /// computer's ack, and, while the room is not registered yet, the registration. What it returns
 /// is a channel ready for the session protocol.
-public struct DeviceRelayConnection: Sendable {
+public struct RelayRoad: Sendable {
     /// What the device keeps about its computer.
     public struct Pairing: Sendable, Hashable {
         public var relay: RelayEndpoint
@@ -34,68 +34,6 @@ public struct DeviceRelayConnection: Sendable {
         public var room: String { RoomName.derive(staticPublicKey: computerKey, pid: pairingID) }
     }
 
-    /// Why a connection attempt did not give a channel.
-    public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
-        /// The pairing is gone: the room was deleted or expired, or the relay no longer accepts
-        /// the join key. Retrying cannot help; pairing again can.
-        case pairingGone(String)
-        /// The connection or channel failed: later may work.
-        case unavailable(String)
-        /// The computer is not parked in the room now (`mac offline`): herdr-host is not running,
-        /// or is between two parks (it parks again right after each device leaves).
-        case computerOffline(relay: String)
-        /// The relay closed the room for its daily byte quota: retrying before it resets cannot help.
-        /// The quota is a rolling 24 hours from the room's first traffic, so it resets by
-        /// `resetsBy` (a day after the refusal) at the latest.
-        case quotaExceeded(relay: String, resetsBy: Date)
-        /// Another connection of this device took the relay room (a second `connect`).
-        case displaced
-        /// The relay refused for a reason retrying cannot mend.
-        case refused(String)
-        /// The relay is a cluster moving this room to another of its nodes (4421 `reshard`, HTTP
-        /// 421): try again shortly.
-        case resharding(relay: String)
-
-        static func utc(_ date: Date) -> String {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "UTC")
-            formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
-            return formatter.string(from: date)
-        }
-
-        public var description: String {
-            switch self {
-            case .quotaExceeded(let relay, let resetsBy):
-                "the relay \(relay) closed the room: this pairing has used up its daily byte quota. It resets within 24 hours (by \(Self.utc(resetsBy)) at the latest); retrying before then cannot help"
-            case .computerOffline(let relay):
-                "the computer is not connected to the relay \(relay) (is `herdr-host run` going on it?)"
-            case .displaced:
-                "another connection from this device took its place in the relay room (a second herdr-remote connect?)"
-            case .refused(let why): "the relay refused the connection (\(why))"
-            case .pairingGone(let why):
-                "the pairing was removed on the computer, or it expired (\(why)); pair again with a new code from herdr-host pair"
-            case .unavailable(let why): why
-            case .resharding(let relay): "the relay \(relay) is moving this room to another of its nodes"
-            }
-        }
-    }
-
-    /// A connection with its channel up, the status acknowledged.
-    public struct Established: Sendable {
-        public var channel: FramedChannel
-        /// True when this connection registered the room (the caller keeps `registered`).
-        public var registeredNow: Bool
-        /// Which road it took.
-        public var road: CompanionRoad
-
-        public init(channel: FramedChannel, registeredNow: Bool, road: CompanionRoad) {
-            self.channel = channel
-            self.registeredNow = registeredNow
-            self.road = road
-        }
-    }
-
     public let pairing: Pairing
     public let deviceName: String
     public let staticKey: KeyPair
@@ -110,7 +48,7 @@ public struct DeviceRelayConnection: Sendable {
     }
 
     /// One attempt. Blocks the calling thread (a thread of its own, not Swift's pool).
-    public func connect(attempt: ConnectAttempt? = nil) throws(Failure) -> Established {
+    public func connect(attempt: ConnectAttempt? = nil) throws(RoadFailure) -> RoadConnection {
         let key: RelayJoinKey
         do {
             key = try RelayJoinKey(roomSecret: pairing.roomSecret)
@@ -120,7 +58,7 @@ public struct DeviceRelayConnection: Sendable {
         let connection: RelayConnection
         do {
             connection = try RelayConnection.connect(
-                to: pairing.relay, room: pairing.room, role: .phone, credential: .joinKey(key), options: options,
+                to: pairing.relay, room: pairing.room, role: .device, credential: .joinKey(key), options: options,
                 started: { attempt?.holds($0) })
         } catch {
             if attempt?.isCancelled == true { throw .unavailable("the attempt was called off: the network changed") }
@@ -135,10 +73,10 @@ public struct DeviceRelayConnection: Sendable {
             }
             throw classify(error)
         }
-        do throws(Failure) {
+        do throws(RoadFailure) {
             let established = try establish(connection, key: key)
             if attempt?.isCancelled == true {
-                throw Failure.unavailable("the attempt was called off: the network changed")
+                throw RoadFailure.unavailable("the attempt was called off: the network changed")
             }
             return established
         } catch {
@@ -147,7 +85,7 @@ public struct DeviceRelayConnection: Sendable {
         }
     }
 
-    private func establish(_ connection: RelayConnection, key: RelayJoinKey) throws(Failure) -> Established {
+    private func establish(_ connection: RelayConnection, key: RelayJoinKey) throws(RoadFailure) -> RoadConnection {
         var channel = try greet(
             over: connection, pairingID: pairing.pairingID, computerKey: pairing.computerKey,
             status: .init(name: deviceName, roomSecret: pairing.roomSecret, registered: pairing.registered),
@@ -172,10 +110,10 @@ public struct DeviceRelayConnection: Sendable {
                 }
             }
         }
-        return Established(channel: channel, registeredNow: registeredNow, road: .relay(host: pairing.relay.host))
+        return RoadConnection(channel: channel, registeredNow: registeredNow, road: .relay(host: pairing.relay.host))
     }
 
-    func classify(_ error: ConnectionError) -> Failure {
+    func classify(_ error: ConnectionError) -> RoadFailure {
         if let close = error.close, close == .dailyQuotaExceeded {
             return .quotaExceeded(relay: pairing.relay.host, resetsBy: Date().addingTimeInterval(86400))
         }
@@ -193,7 +131,7 @@ public struct DeviceRelayConnection: Sendable {
     }
 
     /// Why an admitted connection ended, as a failure: what the relay's close means for retrying.
-    public func classify(_ end: FramePipeEnd) -> Failure {
+    public func classify(_ end: FramePipeEnd) -> RoadFailure {
         guard case .closedByRelay(let close) = end else { return .unavailable("the connection ended (\(end))") }
         if close == .dailyQuotaExceeded {
             return .quotaExceeded(relay: pairing.relay.host, resetsBy: Date().addingTimeInterval(86400))

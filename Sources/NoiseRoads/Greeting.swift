@@ -1,37 +1,17 @@
 import EndToEndChannel
 import Foundation
 import Noise
-import PeerGate
 import Plumbing
 import RelayClient
 import SessionProtocol
-
-/// Which road a device's connection to its computer took.
-public enum CompanionRoad: Hashable, Sendable, CustomStringConvertible {
-    case home(HomeAddress)
-    case relay(host: String)
-
-    /// "home network [fd00::7]:4610" or "relay relay.example.com".
-    public var description: String {
-        switch self {
-        case .home(let address): "home network \(address)"
-        case .relay(let host): "relay \(host)"
-        }
-    }
-
-    public var isHome: Bool {
-        if case .home = self { return true }
-        return false
-    }
-}
 
 /// The device's first steps on any pipe to its computer: a fresh XK handshake with the pinned
 /// computer key, the status with the room secret, the computer's ack. Shared by the relay road
 /// and the home road.
 func greet(
     over pipe: any FramePipe, pairingID: String, computerKey: [UInt8], status: CompanionMessage.DeviceStatus,
-    staticKey: KeyPair, timeout: Double, classify: (FramePipeEnd) -> DeviceRelayConnection.Failure
-) throws(DeviceRelayConnection.Failure) -> FramedChannel {
+    staticKey: KeyPair, timeout: Double, classify: (FramePipeEnd) -> RoadFailure
+) throws(RoadFailure) -> FramedChannel {
     let handshake: CompanionHandshake
     do {
         handshake = try CompanionProfile.herdrRemote.initiatorHandshake(
@@ -41,7 +21,7 @@ func greet(
     }
     var channel = FramedChannel(connection: pipe, handshake: handshake)
     let deadline = Date().addingTimeInterval(timeout)
-    func next() throws(DeviceRelayConnection.Failure) -> [FramedChannel.Output] {
+    func next() throws(RoadFailure) -> [FramedChannel.Output] {
         let left = deadline.timeIntervalSinceNow
         guard left > 0, let event = pipe.receive(timeout: left) else {
             throw .unavailable("the computer did not answer in time")
