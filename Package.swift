@@ -19,20 +19,53 @@ let package = Package(
         // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM refuses; the header is in /usr/include.
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
 
+        // MARK: Primitives: system calls, crypto, Noise, shared storage, the command line, addresses.
         // Linux calls Swift's Glibc module does not import (pipe2, eventfd, spawn closefrom).
         .target(name: "CSystem"),
         // Crypto primitives over OpenSSL 3.
         .target(name: "HerdrCrypto", dependencies: ["COpenSSL"]),
         // The Noise Protocol Framework (revision 34): CipherState, SymmetricState, HandshakeState, patterns as data.
         .target(name: "Noise", dependencies: ["HerdrCrypto"]),
+        // What every herdr library shares: atomic files and locks, the config directory, herdr:// links
+        // and their rules, herdr session names. HerdrKit re-exports it.
+        .target(name: "HerdrBase", dependencies: ["HerdrCrypto"]),
+        // What every command-line program of the project shares: arguments, raw terminal, prompts.
+        .target(name: "CLISupport"),
+        // What a peer address is (loopback, home, tailnet, public…), the policies on it, a home door's
+        // address. Pure, no I/O.
+        .target(name: "PeerGate"),
+        // The TCP listener every server of the project uses: the peer policy before any byte, GET /status.
+        .target(name: "PeerGateListener", dependencies: ["PeerGate", "CSystem"]),
+
+        // MARK: Under the roads: the network under a connection, road-neutral plumbing, the wire codecs.
+        // What the network does under a connection: its ends still carried, the kernel's news.
+        .target(name: "NetworkPath", dependencies: ["PeerGate", "PeerGateListener", "CSystem"]),
+        // Road-neutral plumbing: the frame pipe both Noise roads carry the channel on (its events,
+        // its end, its errors), the monotonic clock and deadlines, the queues threads hand work on.
+        .target(name: "Plumbing", dependencies: ["NetworkPath", "RelayProtocol"]),
+        // HTTP/1.1 upgrade and RFC 6455 WebSocket framing, both roles. Pure codecs, no I/O.
+        .target(name: "WebWire", dependencies: ["HerdrCrypto", "PeerGateListener"]),
+        // TLS over non-blocking sockets with OpenSSL 3, for event loops (server and client).
+        .target(name: "TLS", dependencies: ["COpenSSL"]),
+        // A QR code for the terminal (libqrencode, drawn in half blocks): herdr-pair's and herdr-host's codes.
+        .target(name: "TerminalQR", dependencies: ["CQREncode"]),
+        // `herdr-remote pair --image`'s reader: a PNG (libpng) to the text of its QR codes (zbar).
+        .target(name: "PairImage", dependencies: ["CZBar", "CLibPNG"]),
+
+        // MARK: The roads: the relay protocol and its client, the home road's pipe.
         // What the relay and its clients share: canonical encoding, room names, transcripts, the join key.
         .target(name: "RelayProtocol", dependencies: ["HerdrCrypto"]),
-        // herdr's agents as a board: statuses, sessions, the agents family's messages in the
-        // companion channel, herdr's own JSON. Pure, no I/O.
-        .target(name: "HerdrAgents", dependencies: ["HerdrBase", "RelayProtocol"]),
-        // herdr-host's reader of herdr's socket API: the watcher's state machine (pure, injected
-        // clock), herdr's directory, the socket client with its time limits, the threads around them.
-        .target(name: "HerdrWatch", dependencies: ["HerdrAgents", "HerdrBase", "RelayProtocol", "Plumbing"]),
+        // The relay protocol's client side: admission as the computer or the device, splice, keepalive,
+        // reconnect, HTTP endpoints.
+        .target(
+            name: "RelayClient",
+            dependencies: ["RelayProtocol", "WebWire", "TLS", "HerdrCrypto", "CSystem", "NetworkPath", "Plumbing"]),
+        // The home road's pipe: length-prefixed Noise messages over TCP (HomeConnection).
+        .target(
+            name: "HomeRoad", dependencies: ["Plumbing", "PeerGate", "PeerGateListener", "CSystem", "NetworkPath"]),
+
+        // MARK: The companion channel over the Noise roads: the channel, what crosses it, pairing,
+        // the roads as a device takes them, the device's connection.
         // The companion channel, end to end on both Noise roads: the XK handshake and its profile
         // (prologue, SAS), chunked transport with fatal AEAD failure, framed over a FramePipe, the
         // device's static key file.
@@ -70,11 +103,18 @@ let package = Package(
                 "NoiseRoads", "EndToEndChannel", "SessionProtocol", "HerdrAgents", "NetworkPath", "PeerGate",
                 "Plumbing", "RelayClient",
             ]),
+
+        // MARK: herdr's agents: the board, and herdr-host's reader of herdr.
+        // herdr's agents as a board: statuses, sessions, the agents family's messages in the
+        // companion channel, herdr's own JSON. Pure, no I/O.
+        .target(name: "HerdrAgents", dependencies: ["HerdrBase", "RelayProtocol"]),
+        // herdr-host's reader of herdr's socket API: the watcher's state machine (pure, injected
+        // clock), herdr's directory, the socket client with its time limits, the threads around them.
+        .target(name: "HerdrWatch", dependencies: ["HerdrAgents", "HerdrBase", "RelayProtocol", "Plumbing"]),
+
+        // MARK: The device: the SSH road's client, the client core, `herdr-remote`.
         // An SSH client connection over libssh2, on a thread of its own.
         .target(name: "SSHClient", dependencies: ["CLibSSH2", "CSystem", "HerdrCrypto", "NetworkPath"]),
-        // What every herdr library shares: atomic files and locks, the config directory, herdr:// links
-        // and their rules, herdr session names. HerdrKit re-exports it.
-        .target(name: "HerdrBase", dependencies: ["HerdrCrypto"]),
         // The client core: profiles, stores, keys, pins, terminal sessions on both roads.
         .target(
             name: "HerdrKit",
@@ -83,36 +123,23 @@ let package = Package(
                 "RelayClient", "RelayProtocol",
                 "HomeRoad", "HerdrAgents", "NetworkPath", "Plumbing",
             ]),
-        // What every command-line program of the project shares: arguments, raw terminal, prompts.
-        .target(name: "CLISupport"),
-        // What a peer address is (loopback, home, tailnet, public…) and the policies on it. Pure, no I/O.
-        .target(name: "PeerGate"),
-        // The TCP listener every server of the project uses: the peer policy before any byte, GET /status.
-        .target(name: "PeerGateListener", dependencies: ["PeerGate", "CSystem"]),
-        // HTTP/1.1 upgrade and RFC 6455 WebSocket framing, both roles. Pure codecs, no I/O.
-        .target(name: "WebWire", dependencies: ["HerdrCrypto", "PeerGateListener"]),
-        // TLS over non-blocking sockets with OpenSSL 3, for event loops (server and client).
-        .target(name: "TLS", dependencies: ["COpenSSL"]),
-        // What the relay keeps across restarts (rooms, verifiers, quotas, tickets): SQLite, Redis or memory.
-        .target(name: "RelayStorage", dependencies: ["CSQLite", "CHiredis", "HerdrCrypto", "RelayProtocol"]),
-        // App Attest evidence checked as Apple documents it: CBOR, authenticator data, the X.509 chain, assertions.
-        .target(name: "AppAttest", dependencies: ["COpenSSL", "HerdrCrypto"]),
-        // herdr-relay's state machines (pure, injected clock) and its epoll I/O shell.
-        .target(
-            name: "RelayServer",
+        .executableTarget(
+            name: "herdr-remote",
             dependencies: [
-                "RelayProtocol", "RelayStorage", "WebWire", "TLS", "PeerGate", "PeerGateListener", "HerdrCrypto",
-                "AppAttest",
-                "CSystem",
+                "HerdrKit", "CompanionPairing", "EndToEndChannel", "NoiseRoads", "PeerGate", "RelayClient", "HomeRoad",
+                "CLISupport", "PairImage", "HerdrAgents",
+                "Plumbing",
             ]),
-        // A QR code for the terminal (libqrencode, drawn in half blocks): herdr-pair's and herdr-host's codes.
-        .target(name: "TerminalQR", dependencies: ["CQREncode"]),
+
+        // MARK: The computer: `herdr-pair` (the SSH road's pairing), `herdr-host` (the Noise roads).
         // herdr-pair's library, the computer side of SSH pairing: authorized_keys editing, the
         // enroll exchange, its state and sweep.
         .target(name: "SSHPairingHost", dependencies: ["HerdrKit", "HerdrCrypto", "CSystem", "CLISupport"]),
-
-        // herdr-host's library, the computer's agent for the Noise roads: its state, the paired
-        // devices, the pairing confirmation's I/O, the rooms it parks in.
+        .executableTarget(
+            name: "herdr-pair", dependencies: ["SSHPairingHost", "TerminalQR", "HerdrKit", "HerdrCrypto", "CLISupport"]),
+        // herdr-host's library, the computer's agent for the Noise roads: its channel table (one
+        // record per channel on either road, pure), the rooms it parks in, the home door, the
+        // PTYs, the paired devices, the pairing confirmation's I/O.
         .target(
             name: "HerdrHostAgent",
             dependencies: [
@@ -127,27 +154,20 @@ let package = Package(
                 "TerminalQR", "HerdrKit", "Noise",
                 "CLISupport", "HomeRoad", "PeerGateListener", "Plumbing",
             ]),
-        .executableTarget(
-            name: "herdr-remote",
+
+        // MARK: The relay: `herdr-relay`.
+        // What the relay keeps across restarts (rooms, verifiers, quotas, tickets): SQLite, Redis or memory.
+        .target(name: "RelayStorage", dependencies: ["CSQLite", "CHiredis", "HerdrCrypto", "RelayProtocol"]),
+        // App Attest evidence checked as Apple documents it: CBOR, authenticator data, the X.509 chain, assertions.
+        .target(name: "AppAttest", dependencies: ["COpenSSL", "HerdrCrypto"]),
+        // herdr-relay's state machines (pure, injected clock) and its epoll I/O shell.
+        .target(
+            name: "RelayServer",
             dependencies: [
-                "HerdrKit", "CompanionPairing", "EndToEndChannel", "NoiseRoads", "PeerGate", "RelayClient", "HomeRoad",
-                "CLISupport", "PairImage", "HerdrAgents",
-                "Plumbing",
+                "RelayProtocol", "RelayStorage", "WebWire", "TLS", "PeerGate", "PeerGateListener", "HerdrCrypto",
+                "AppAttest",
+                "CSystem",
             ]),
-        // `herdr-remote pair --image`'s reader: a PNG (libpng) to the text of its QR codes (zbar).
-        .target(name: "PairImage", dependencies: ["CZBar", "CLibPNG"]),
-        // The home road's pipe: length-prefixed Noise messages over TCP, the home addresses a door listens on.
-        .target(
-            name: "HomeRoad", dependencies: ["Plumbing", "PeerGate", "PeerGateListener", "CSystem", "NetworkPath"]),
-        // The relay protocol's client side: admission as mac or phone, splice, keepalive, reconnect, HTTP endpoints.
-        .target(
-            name: "RelayClient",
-            dependencies: ["RelayProtocol", "WebWire", "TLS", "HerdrCrypto", "CSystem", "NetworkPath", "Plumbing"]),
-        // Road-neutral plumbing: the frame pipe both Noise roads carry the channel on (its events,
-        // its end, its errors), the monotonic clock and deadlines, the queues threads hand work on.
-        .target(name: "Plumbing", dependencies: ["NetworkPath", "RelayProtocol"]),
-        // What the network does under a connection: its ends still carried, the kernel's news.
-        .target(name: "NetworkPath", dependencies: ["PeerGate", "PeerGateListener", "CSystem"]),
         // herdr-relay serve's command line: its spec, its settings from flags and environment. Pure.
         .target(
             name: "RelayCommandLine",
@@ -160,10 +180,10 @@ let package = Package(
             dependencies: [
                 "RelayServer", "RelayStorage", "RelayClient", "CLISupport", "HerdrCrypto", "RelayCommandLine",
             ]),
-        .executableTarget(
-            name: "herdr-pair", dependencies: ["SSHPairingHost", "TerminalQR", "HerdrKit", "HerdrCrypto", "CLISupport"]),
         // Performance targets beside their anchors (OpenSSH, openssl speed, raw sockets): `make bench`.
         .executableTarget(
+
+            // MARK: Benchmarks, fuzzing, the link emulator, test support.
             name: "herdr-bench",
             dependencies: [
                 "HerdrKit", "SSHClient", "TestSupport", "Noise", "CompanionDevice", "EndToEndChannel", "RelayServer",
@@ -172,7 +192,6 @@ let package = Package(
                 "CSystem",
             ],
             path: "Benchmarks/herdr-bench"),
-
         // Every parser under libFuzzer (`make fuzz`); built without the fuzzer it replays inputs
         // (the committed corpus, the regression inputs) for `make test`.
         .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
@@ -186,19 +205,19 @@ let package = Package(
             ],
             path: "Fuzz/herdr-fuzz",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
-
         // The link emulator's model for tests and benchmarks: delay, jitter, loss, bursts, rate
         // limits and link states, a router between links. Pure: the clock and randomness come in.
         .target(name: "LinkEmulator"),
         // The link emulator's I/O shell: TUN devices in network namespaces, one epoll loop, a
         // control channel on stdin. A test and benchmark tool, not installed.
         .executableTarget(name: "herdr-link", dependencies: ["LinkEmulator", "CSystem"], path: "Tools/herdr-link"),
-
         // Real peers for tests and benchmarks: sshd, tmux, temporary directories, processes.
         .target(
             name: "TestSupport", dependencies: ["CSystem", "CSQLite", "HerdrCrypto", "LinkEmulator"],
             path: "Tests/TestSupport", exclude: ["HerdrStandIn"]),
         .testTarget(
+
+            // MARK: Tests.
             name: "LinkEmulatorTests", dependencies: ["LinkEmulator", "herdr-link", "herdr-relay", "TestSupport"],
             exclude: ["Peers"]),
         .testTarget(name: "SSHClientTests", dependencies: ["SSHClient", "TestSupport"]),

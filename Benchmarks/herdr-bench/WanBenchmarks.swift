@@ -10,7 +10,10 @@ import TestSupport
 /// `50,150`), HERDR_BENCH_WAN_LOSSES (%, `0,1,3`), HERDR_BENCH_WAN_ROADS (`ssh-road,relay-road,
 /// home-road`), HERDR_BENCH_WAN_PHASES (`keys,ctrl-c,cat,death,change`), HERDR_BENCH_WAN_KEYSTROKES
 /// (200 at 50 ms, fewer in proportion at longer round trips, at least 100), HERDR_BENCH_WAN_RUNS
-/// (Ctrl-C runs per program, 2).
+/// (Ctrl-C runs per program, 2), HERDR_BENCH_WAN_RECOVERIES (runs of each recovery, 1),
+/// HERDR_BENCH_WAN_ANCHORS (`0` leaves ssh and mosh out, for repeating our roads alone), and
+/// HERDR_BENCH_WAN_CHANGE_GAP_MS (a change's moment between Wi-Fi's addresses going and its link
+/// going down, 0: the moment issue 41's outlier fell into).
 @MainActor
 struct WanBenchmarks {
     let rtts: [Double]
@@ -19,6 +22,10 @@ struct WanBenchmarks {
     let phases: Set<String>
     let keystrokes: Int
     let runs: Int
+    let recoveries: Int
+    /// Whether ssh and mosh run beside our roads.
+    let withAnchors: Bool
+    let changeGap: Double
     /// How long a recovery is waited for.
     let limit = 30.0
 
@@ -43,6 +50,9 @@ struct WanBenchmarks {
         phases = Set(asked ?? Self.allPhases)
         keystrokes = max(10, Int(environment["HERDR_BENCH_WAN_KEYSTROKES"] ?? "") ?? 200)
         runs = max(1, Int(environment["HERDR_BENCH_WAN_RUNS"] ?? "") ?? 2)
+        recoveries = max(1, Int(environment["HERDR_BENCH_WAN_RECOVERIES"] ?? "") ?? 1)
+        withAnchors = environment["HERDR_BENCH_WAN_ANCHORS"] != "0"
+        changeGap = try numbers("HERDR_BENCH_WAN_CHANGE_GAP_MS", [0])[0] / 1000
     }
 
     func run() throws -> BenchReport {
@@ -54,8 +64,8 @@ struct WanBenchmarks {
         let fixture = try WanRoads()
         defer { fixture.stop() }
         let phases = WanPhases(roads: fixture)
-        let recovery = WanRecovery(roads: fixture, limit: limit)
-        let anchors: [WanProgram] = [.ssh, .mosh]
+        let recovery = WanRecovery(roads: fixture, limit: limit, changeGap: changeGap)
+        let anchors: [WanProgram] = withAnchors ? [.ssh, .mosh] : []
 
         for rtt in rtts {
             for loss in losses {
@@ -63,17 +73,19 @@ struct WanBenchmarks {
                 if self.phases.contains("keys") {
                     let count = max(min(keystrokes, 100), Int(Double(keystrokes) * 50 / max(rtt, 50)))
                     print("  keystrokes, RTT \(format(rtt, 0)) ms, loss \(format(loss, 0)) %: \(count) each")
-                    let samples = try phases.keystrokes(roads + anchors + [.moshPredicted], count: count)
+                    let samples = try phases.keystrokes(
+                        roads + anchors + (withAnchors ? [.moshPredicted] : []), count: count)
                     for (program, seconds) in samples {
                         results.keystrokes.append(
                             .init(rtt: rtt, loss: loss, program: program.rawValue, seconds: seconds))
                     }
                 }
                 // ssh cannot come back from either event (its flow is gone); once per round trip.
-                let withSSH = loss == losses.first
+                let withSSH = loss == losses.first && withAnchors
                 for kind in WanRecovery.Kind.allCases {
                     guard self.phases.contains(kind == .change ? "change" : "death") else { continue }
-                    for program in roads + [.mosh] + (withSSH ? [.ssh] : []) {
+                    let programs = roads + (withAnchors ? [.mosh] : []) + (withSSH ? [.ssh] : [])
+                    for program in programs.flatMap({ Array(repeating: $0, count: recoveries) }) {
                         let measured = try recovery.measure(program, kind, rtt: rtt, loss: loss)
                         print(
                             "  \(kind.rawValue), RTT \(format(rtt, 0)) ms, loss \(format(loss, 0)) %, \(program.label): "

@@ -22,6 +22,9 @@ struct WanRecovery {
     let roads: WanRoads
     /// How long the next output is waited for.
     let limit: Double
+    /// Seconds between wifi's addresses going and its link going down, in a change (0: the one
+    /// `ip link set down` takes by itself, about a millisecond).
+    var changeGap: Double = 0
     /// The line tick of the session.
     static let tick = 0.1
 
@@ -59,6 +62,10 @@ struct WanRecovery {
             // The keystroke's echo follows the resumed output; a moment to see it.
             if kind == .owed, recovered != nil { _ = screen.waitFor("k", timeout: 2) }
         case .change:
+            if changeGap > 0 {
+                try network.flushAddresses("wifi")
+                Thread.sleep(forTimeInterval: changeGap)
+            }
             try network.setInterface("wifi", up: false)
             try network.setInterface("cellular", up: true)
             event = now()

@@ -10,6 +10,16 @@ public struct SocketEndpoints: Sendable {
     public let local: SocketAddress
     public let peer: SocketAddress
 
+    /// The ends of socket `fd` while its connect toward `peer` is in progress: the source the
+    /// kernel gave it and the peer it is meant for; nil when it has none (not IP).
+    public init?(connecting fd: Int32, toward peer: UnsafePointer<sockaddr>) {
+        guard let local = SocketAddress.local(of: fd), let peer = SocketAddress(copying: peer), local.ip != nil,
+            peer.ip != nil
+        else { return nil }
+        self.local = local
+        self.peer = peer
+    }
+
     /// The ends of connected socket `fd`; nil when it has none (not connected, not IP).
     public init?(connected fd: Int32) {
         guard let local = SocketAddress.local(of: fd), let peer = SocketAddress.peer(of: fd),

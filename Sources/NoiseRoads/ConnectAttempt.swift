@@ -2,11 +2,10 @@ import NetworkPath
 import Plumbing
 import Synchronization
 
-/// One connect attempt (a race's, or the reconnect loop's) that another thread may call off
-/// because the network moved under it: what it has open is abandoned at once, and the attempt
-/// fails. An attempt in flight when the network changes is kept only when its socket is connected
-/// and still carried the way it was (`SocketEndpoints.change`); one still connecting may have
-/// sent its SYN from an address, or over a route, that is gone (issue 41, item 6).
+/// One attempt over the roads (a connect, a race, a probe) that another thread may call off:
+/// what it has open is abandoned at once, and the attempt fails. The device calls off an attempt
+/// the network moved under (`standsAfterNetworkChange`): a socket whose SYN or handshake left from
+/// an address, or over a route, that is gone would otherwise wait out its time limit (issue 41).
 public final class ConnectAttempt: Sendable {
     private struct State {
         var cancelled = false
@@ -15,8 +14,10 @@ public final class ConnectAttempt: Sendable {
 
     private let state = Mutex(State())
 
+    /// An attempt not called off.
     public init() {}
 
+    /// Whether it was called off.
     public var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     /// Keeps `pipe` to abandon on `cancel`; false (the pipe abandoned) when already cancelled.
@@ -41,16 +42,14 @@ public final class ConnectAttempt: Sendable {
         for pipe in pipes { pipe.abandon() }
     }
 
-    /// Whether the attempt still stands after the network changed: it has a connected socket
-    /// (not one still connecting, whose SYN may have left from a path now gone) whose address and
-    /// route are as they were.
+    /// Whether the attempt still stands after the network changed: none of its sockets lost its
+    /// address or its route (`SocketEndpoints.change`), whether connected or still connecting. An
+    /// attempt with no socket yet stands: it connects on the network as it is now.
     public func standsAfterNetworkChange() -> (stands: Bool, why: String) {
         let pipes = state.withLock { $0.pipes }
-        guard !pipes.isEmpty else { return (false, "no socket yet") }
         for pipe in pipes {
-            guard let endpoints = pipe.socketEndpoints else { return (false, "its socket is still connecting") }
-            if let change = endpoints.change() { return (false, change.description) }
+            if let change = pipe.socketEndpoints?.change() { return (false, change.description) }
         }
-        return (true, "its socket is connected and still carried")
+        return (true, "no socket of it moved")
     }
 }

@@ -16,8 +16,8 @@ public protocol FramePipe: AnyObject, Sendable {
     func deliver(to handler: @escaping @Sendable (FramePipeEvent) -> Void)
     /// Bytes sent and not yet handed to the socket.
     var queuedByteCount: Int { get }
-    /// Both ends of the TCP socket underneath, once it connected (to notice the network moving
-    /// away from under it).
+    /// Both ends of the TCP socket underneath, once its connect was issued (to notice the network
+    /// moving away from under it, even while it connects).
     var socketEndpoints: SocketEndpoints? { get }
     /// Ends the pipe (idempotent; returns at once).
     func close()

@@ -60,7 +60,7 @@ final class ConnectionWorker {
         let shared = self.shared
         let transport = try RelayTransport.open(
             setup.endpoint, timeout: setup.options.connectTimeout, wakeFD: wakeFD,
-            isCancelled: { shared.isCloseRequested })
+            isCancelled: { shared.isCloseRequested }, connecting: { shared.endpoints = $0 })
         self.transport = transport
         shared.endpoints = SocketEndpoints(connected: transport.fd)
         let deadline = Deadline(seconds: setup.options.admissionTimeout)

@@ -282,7 +282,7 @@ final class ConnectionShared: @unchecked Sendable {
 
     var queuedBytes: Int { condition.withLock { queued } }
 
-    /// The socket's ends, from when it connected.
+    /// The socket's ends, from when its connect was issued.
     var endpoints: SocketEndpoints? {
         get { condition.withLock { socketEnds } }
         set { condition.withLock { socketEnds = newValue } }

@@ -40,14 +40,16 @@ final class RelayTransport {
     // MARK: - Connecting
 
     /// Resolves the endpoint's connect host, connects (each address in turn, all within
-    /// `timeout`), and does the TLS handshake when the endpoint wants it.
+    /// `timeout`), and does the TLS handshake when the endpoint wants it. `connecting` hears the
+    /// ends of each socket whose connect is in progress (to notice the network moving under it).
     static func open(
-        _ endpoint: RelayEndpoint, timeout: Double, wakeFD: Int32 = -1, isCancelled: @escaping () -> Bool = { false }
+        _ endpoint: RelayEndpoint, timeout: Double, wakeFD: Int32 = -1, isCancelled: @escaping () -> Bool = { false },
+        connecting: (SocketEndpoints) -> Void = { _ in }
     ) throws(ConnectionError) -> RelayTransport {
         let deadline = Deadline(seconds: timeout)
         let fd = try connect(
             host: endpoint.connectHost, port: endpoint.connectPort, deadline: deadline, wakeFD: wakeFD,
-            isCancelled: isCancelled)
+            isCancelled: isCancelled, connecting: connecting)
         let transport = RelayTransport(fd: fd, wakeFD: wakeFD, isCancelled: isCancelled)
         if endpoint.connectUsesTLS {
             try transport.startTLS(
@@ -58,7 +60,8 @@ final class RelayTransport {
     }
 
     private static func connect(
-        host: String, port: UInt16, deadline: Deadline, wakeFD: Int32, isCancelled: () -> Bool
+        host: String, port: UInt16, deadline: Deadline, wakeFD: Int32, isCancelled: () -> Bool,
+        connecting: (SocketEndpoints) -> Void
     ) throws(ConnectionError) -> Int32 {
         let target = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         var hints = addrinfo()
@@ -97,6 +100,7 @@ final class RelayTransport {
                 Glibc.close(fd)
                 continue
             }
+            if let ends = SocketEndpoints(connecting: fd, toward: entry.pointee.ai_addr) { connecting(ends) }
             // Wait for the outcome, or the deadline, or a cancellation.
             var outcome: Int32 = ETIMEDOUT
             while !deadline.hasPassed {

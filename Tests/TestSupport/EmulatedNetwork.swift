@@ -301,6 +301,13 @@ public final class EmulatedNetwork: @unchecked Sendable {
         }
     }
 
+    /// Takes a link's addresses away, its link and routes left up: the first moment of an
+    /// interface going down.
+    public func flushAddresses(_ name: String) throws {
+        let link = try self.link(name)
+        try batch(link.namespace, [["addr flush dev \(link.interface)"], [], []])
+    }
+
     /// Runs a program in a namespace through `ip netns exec` (so /etc/netns applies) and waits for it.
     @discardableResult
     public func run(
