@@ -58,10 +58,6 @@ public final class DeviceConnection: Sendable {
         /// first board, then ends with this failure.
         public var boardWait: (seconds: Double, failure: Failure)?
 
-        public init(roads: DeviceRoads, session: String?, cols: Int, rows: Int) {
-            self.init(roads: roads, attach: .session(session), cols: cols, rows: rows)
-        }
-
         public init(roads: DeviceRoads, attach: Attach?, cols: Int, rows: Int) {
             self.roads = roads
             self.attach = attach
@@ -95,6 +91,11 @@ public final class DeviceConnection: Sendable {
     private let outbox: CombiningQueue<Effect>
     /// Wakes the clock thread: the machine's next wake moved closer, or it finished.
     private let clockWake = DispatchSemaphore(value: 0)
+    /// The machine's next wake (a `Double`'s bits) as the last batch left it, and whether the
+    /// clock thread may end (finished, every attempt reported): read by the clock thread without
+    /// the steps' lock, so planning again never contends with a keystroke or an echo.
+    private let plannedWake = Atomic<UInt64>(Double.infinity.bitPattern)
+    private let clockDone = Atomic(false)
     /// Signalled once the clock thread has returned (finished, every attempt ended).
     private let threadEnded = DispatchSemaphore(value: 0)
     private let started = Atomic(false)
@@ -131,8 +132,6 @@ public final class DeviceConnection: Sendable {
         /// Attempts whose threads have not reported yet, each with its handle to call it off.
         var running: [AttemptID: ConnectAttempt] = [:]
         var monitor: RouteMonitor?
-        /// When the clock thread planned to wake.
-        var clockWakesAt = Double.infinity
 
         init(machine: DeviceConnectionMachine) { self.machine = machine }
     }
@@ -215,8 +214,11 @@ public final class DeviceConnection: Sendable {
         for step in batch { handle(step) }
         // A deadline set here that the clock thread would sleep through, or the end.
         let next = state.machine.nextWake ?? .infinity
-        if next < state.clockWakesAt - 0.001 || state.machine.isFinished {
-            state.clockWakesAt = next
+        let planned = Double(bitPattern: plannedWake.exchange(next.bitPattern, ordering: .acquiringAndReleasing))
+        if state.machine.isFinished, state.running.isEmpty, !clockDone.load(ordering: .acquiring) {
+            clockDone.store(true, ordering: .releasing)
+            clockWake.signal()
+        } else if next < planned - 0.001 {
             clockWake.signal()
         }
     }
@@ -354,17 +356,12 @@ public final class DeviceConnection: Sendable {
         }
     }
 
-    /// Ticks the machine at its next wake until it finished and every attempt reported.
+    /// Ticks the machine at its next wake until it finished and every attempt reported. Woken
+    /// sooner (a deadline moved closer), it only plans again.
     private func runClock() {
-        while true {
-            let wait = steps.withLock { () -> Double? in
-                if state.machine.isFinished, state.running.isEmpty { return nil }
-                let next = state.machine.nextWake ?? .infinity
-                state.clockWakesAt = next
-                return next - MonotonicClock.now
-            }
-            guard let wait else { return }
-            if wait > 0 { _ = clockWake.wait(timeout: .now() + min(wait, 3600)) }
+        while !clockDone.load(ordering: .acquiring) {
+            let wait = Double(bitPattern: plannedWake.load(ordering: .acquiring)) - MonotonicClock.now
+            if wait > 0, clockWake.wait(timeout: .now() + min(wait, 3600)) == .success { continue }
             steps.push(.input(.tick))
         }
     }

@@ -203,9 +203,6 @@ public struct DeviceConnectionMachine: Sendable {
     /// Whether `finish` went out.
     public var isFinished: Bool { phase == .finished }
 
-    /// The road of the connection in use.
-    public var road: NoiseRoad? { link?.road }
-
     /// When to `tick` next (monotonic seconds); nil when nothing waits on the clock.
     public var nextWake: Double? {
         var next = Double.infinity
