@@ -98,7 +98,9 @@ extension DeviceConnectionMachine {
             // Only what no retry can mend ends it; anything else waits on as before the news.
             if let end = stop(after: failure, attempt: 1) { return finish(end) }
             retry.lastReason = failure.description
-            return until <= now ? connect(now: now) : (phase = .waiting(until: until))
+            if until <= now { return connect(now: now) }
+            phase = .waiting(until: until)
+            return
         }
         if case .resharding = failure, waitSoon(reason: failure.description, now: now) { return }
         if let end = stop(after: failure, attempt: retry.attempt) { return finish(end) }
