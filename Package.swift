@@ -18,6 +18,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM refuses; the header is in /usr/include.
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
+        .systemLibrary(name: "CVTerm", pkgConfig: "vterm", providers: [.apt(["libvterm-dev"])]),
 
         // MARK: Primitives: system calls, crypto, Noise, shared storage, the command line, addresses.
         // Linux calls Swift's Glibc module does not import (pipe2, eventfd, spawn closefrom).
@@ -103,6 +104,11 @@ let package = Package(
                 "NoiseRoads", "EndToEndChannel", "SessionProtocol", "HerdrAgents", "NetworkPath", "PeerGate",
                 "Plumbing", "RelayClient",
             ]),
+
+        // MARK: Screen sessions: the terminal's screen kept on the computer.
+        // A terminal emulator (libvterm) per screen session, its screen as cells (text, width,
+        // colours, attributes), the cursor, the modes, the title, the bell and a bounded scrollback.
+        .target(name: "TerminalScreen", dependencies: ["CVTerm"]),
 
         // MARK: herdr's agents: the board, and herdr-host's reader of herdr.
         // herdr's agents as a board: statuses, sessions, the agents family's messages in the
@@ -224,6 +230,7 @@ let package = Package(
         .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "HerdrAgents", "TestSupport"]),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "TestSupport"]),
         .testTarget(name: "HerdrCryptoTests", dependencies: ["HerdrCrypto"]),
+        .testTarget(name: "TerminalScreenTests", dependencies: ["TerminalScreen", "TestSupport"]),
         .testTarget(name: "HerdrAgentsTests", dependencies: ["HerdrAgents"]),
         .testTarget(name: "HerdrWatchTests", dependencies: ["HerdrWatch", "HerdrAgents", "TestSupport"]),
         .testTarget(

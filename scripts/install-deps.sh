@@ -13,6 +13,7 @@ apt_packages=(
   iproute2 procps                       # test network namespaces, ps
   libsqlite3-dev openssl                # herdr-relay's store (SQLite); throwaway TLS certificates for its tests
   libhiredis-dev redis-server haproxy   # herdr-relay's shared store (Redis, through hiredis) and the nodes' router, for its tests
+  libvterm-dev                          # herdr-host's screen sessions: the terminal emulator that keeps the screen
   systemd                               # systemd-analyze verify, for the shipped units
   zsh fish groff-base                   # the shells whose completion scripts the tests load; groff checks the man pages
   python3 python3-pip                   # Python peers of the interop tests

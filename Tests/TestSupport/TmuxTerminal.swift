@@ -7,11 +7,14 @@ import Glibc
 public final class TmuxTerminal {
     public let socket: String
 
-    public init(directory: TemporaryDirectory, width: Int = 160, height: Int = 70) throws {
+    /// A tmux of `width` × `height` running `command` (a shell command line) in its one pane.
+    public init(
+        directory: TemporaryDirectory, width: Int = 160, height: Int = 70, command: String = "bash --norc --noprofile"
+    ) throws {
         socket = directory.file("local-tmux.sock").path
         try tmux([
             "-f", "/dev/null", "new-session", "-d", "-x", String(width), "-y", String(height), "-s", "local", "-e",
-            "PS1=$ ", "bash --norc --noprofile",
+            "PS1=$ ", command,
         ])
     }
 
