@@ -29,7 +29,7 @@ import Testing
             for _ in 0..<6 { pgm += pixels }
         }
         try Data(pgm).write(to: directory.file("code.pgm"))
-        let decoded = try ProcessRunner.run("zbarimg", ["--raw", "-q", directory.file("code.pgm").path])
+        let decoded = try ProcessRunner.run("zbarimg", ["--raw", "-q", "-Sdisable", "-Sqrcode.enable", directory.file("code.pgm").path])
         #expect(decoded.stdout.trimmingCharacters(in: .newlines) == url)
 
         let colored = code.halfBlockLines(quietZone: 4, colors: true)
@@ -49,7 +49,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let file = directory.file("code.png")
         try Data(png).write(to: file)
-        let decoded = try ProcessRunner.run("zbarimg", ["--raw", "-q", file.path])
+        let decoded = try ProcessRunner.run("zbarimg", ["--raw", "-q", "-Sdisable", "-Sqrcode.enable", file.path])
         #expect(decoded.status == 0, "\(decoded.stderr)")
         #expect(decoded.stdout.trimmingCharacters(in: .newlines) == text)
     }
