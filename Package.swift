@@ -77,7 +77,10 @@ let package = Package(
         // `DeviceSession`, the computer's `HostSessionTable`). Pure, no I/O.
         .target(
             name: "SessionProtocol",
-            dependencies: ["EndToEndChannel", "HerdrAgents", "HerdrBase", "HerdrCrypto", "PeerGate", "RelayProtocol"]),
+            dependencies: [
+                "EndToEndChannel", "HerdrAgents", "HerdrBase", "HerdrCrypto", "PeerGate", "RelayProtocol",
+                "ScreenModel",
+            ]),
         // Pairing over the Noise roads: the companion code (QR), both sides' pairing confirmation
         // machines, and the device's runner of a pairing through the relay or the home network.
         .target(
@@ -106,9 +109,12 @@ let package = Package(
             ]),
 
         // MARK: Screen sessions: the terminal's screen kept on the computer.
-        // A terminal emulator (libvterm) per screen session, its screen as cells (text, width,
-        // colours, attributes), the cursor, the modes, the title, the bell and a bounded scrollback.
-        .target(name: "TerminalScreen", dependencies: ["CVTerm"]),
+        // A terminal's screen as values both sides share: cells (text, width, colours, attributes),
+        // the cursor, the modes, the title. Pure, no C.
+        .target(name: "ScreenModel"),
+        // A terminal emulator (libvterm) per screen session: the program's output in, the screen
+        // out, with the bell and a bounded scrollback.
+        .target(name: "TerminalScreen", dependencies: ["CVTerm", "ScreenModel"]),
 
         // MARK: herdr's agents: the board, and herdr-host's reader of herdr.
         // herdr's agents as a board: statuses, sessions, the agents family's messages in the
@@ -205,7 +211,8 @@ let package = Package(
             name: "herdr-fuzz",
             dependencies: [
                 "CFuzzDriver", "HomeRoad", "RelayStorage", "RelayProtocol", "RelayServer", "WebWire", "PeerGate",
-                "PeerGateListener", "CompanionPairing", "EndToEndChannel", "SessionProtocol", "Noise", "HerdrBase",
+                "PeerGateListener", "CompanionPairing", "EndToEndChannel", "SessionProtocol", "ScreenModel", "Noise",
+                "HerdrBase",
                 "HerdrKit", "HerdrCrypto", "SSHPairingHost",
                 "CLISupport", "RelayCommandLine", "PairImage", "AppAttest", "HerdrAgents", "HerdrWatch",
             ],
@@ -230,7 +237,7 @@ let package = Package(
         .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "HerdrAgents", "TestSupport"]),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "TestSupport"]),
         .testTarget(name: "HerdrCryptoTests", dependencies: ["HerdrCrypto"]),
-        .testTarget(name: "TerminalScreenTests", dependencies: ["TerminalScreen", "TestSupport"]),
+        .testTarget(name: "TerminalScreenTests", dependencies: ["TerminalScreen", "ScreenModel", "TestSupport"]),
         .testTarget(name: "HerdrAgentsTests", dependencies: ["HerdrAgents"]),
         .testTarget(name: "HerdrWatchTests", dependencies: ["HerdrWatch", "HerdrAgents", "TestSupport"]),
         .testTarget(
@@ -275,7 +282,7 @@ let package = Package(
             dependencies: [
                 "CompanionDevice", "CompanionPairing", "EndToEndChannel", "NoiseRoads", "PeerGate", "SessionProtocol",
                 "HerdrKit", "RelayClient", "RelayProtocol", "HerdrCrypto", "Noise", "TestSupport",
-                "HomeRoad", "NetworkPath", "HerdrAgents", "Plumbing",
+                "HomeRoad", "NetworkPath", "HerdrAgents", "Plumbing", "ScreenModel", "TerminalScreen", "LinkEmulator",
             ]),
         .testTarget(
             name: "HerdrHostAgentTests",

@@ -303,7 +303,7 @@ public final class HostAgent: Sendable {
         case .agents(let watch):
             loop.channels.setWatch(watch, on: channel, now: MonotonicClock.now)
             updateHerdrDemand(loop)
-        case .pairing, .statusAcknowledged, .home, .inputReceived, .unknown:
+        case .pairing, .statusAcknowledged, .home, .inputReceived, .serves, .unknown:
             break
         }
     }

@@ -113,11 +113,12 @@ public struct DeviceRoads: Sendable {
         }
         if let attempt, !attempt.holds(pipe) { throw .unavailable("the attempt was called off: the network changed") }
         do {
-            let channel = try greet(
+            let greeted = try greet(
                 over: pipe, pairingID: greeting.pairingID, computerKey: greeting.computerKey, status: greeting.status,
                 staticKey: greeting.staticKey, timeout: greeting.timeout,
                 classify: { .unavailable("the home connection to \(address) ended (\($0))") })
-            return .init(channel: channel, registeredNow: false, road: .home(address))
+            return .init(
+                channel: greeted.channel, registeredNow: false, road: .home(address), served: greeted.served)
         } catch {
             pipe.close()
             throw error

@@ -6,12 +6,13 @@ import RelayClient
 import SessionProtocol
 
 /// The device's first steps on any pipe to its computer: a fresh XK handshake with the pinned
-/// computer key, the status with the room secret, the computer's ack. Shared by the relay road
+/// computer key, the status with the room secret, the computer's ack, and what the computer
+/// serves (`{"serves"}` before the ack; nothing from an older computer). Shared by the relay road
 /// and the home road.
 func greet(
     over pipe: any FramePipe, pairingID: String, computerKey: [UInt8], status: CompanionMessage.DeviceStatus,
     staticKey: KeyPair, timeout: Double, classify: (FramePipeEnd) -> RoadFailure
-) throws(RoadFailure) -> FramedChannel {
+) throws(RoadFailure) -> (channel: FramedChannel, served: [String: Int]) {
     let handshake: CompanionHandshake
     do {
         handshake = try CompanionProfile.herdrRemote.initiatorHandshake(
@@ -49,6 +50,7 @@ func greet(
         throw .unavailable("\(error)")
     }
     var acknowledged = false
+    var served: [String: Int] = [:]
     while !acknowledged {
         for output in try next() {
             guard case .message(let bytes) = output else { continue }
@@ -60,11 +62,12 @@ func greet(
             }
             switch message {
             case .control(.statusAcknowledged): acknowledged = true
+            case .control(.serves(let things)): served = things
             case .control: continue
             case .session, .agents:
                 throw .unavailable("the computer sent a session message before it acknowledged the status")
             }
         }
     }
-    return channel
+    return (channel, served)
 }

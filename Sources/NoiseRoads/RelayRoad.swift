@@ -86,10 +86,11 @@ public struct RelayRoad: Sendable {
     }
 
     private func establish(_ connection: RelayConnection, key: RelayJoinKey) throws(RoadFailure) -> RoadConnection {
-        var channel = try greet(
+        let greeted = try greet(
             over: connection, pairingID: pairing.pairingID, computerKey: pairing.computerKey,
             status: .init(name: deviceName, roomSecret: pairing.roomSecret, registered: pairing.registered),
             staticKey: staticKey, timeout: timeout, classify: classify)
+        var channel = greeted.channel
         var registeredNow = false
         if !pairing.registered {
             let token = connection.registrationToken ?? []
@@ -110,7 +111,9 @@ public struct RelayRoad: Sendable {
                 }
             }
         }
-        return RoadConnection(channel: channel, registeredNow: registeredNow, road: .relay(host: pairing.relay.host))
+        return RoadConnection(
+            channel: channel, registeredNow: registeredNow, road: .relay(host: pairing.relay.host),
+            served: greeted.served)
     }
 
     func classify(_ error: ConnectionError) -> RoadFailure {

@@ -35,8 +35,29 @@ public enum CompanionMessage: Hashable, Sendable {
     /// board (`ChannelMessage.agents`): a whole board at once, then its changes. A computer that
     /// does not know the key ignores it, so the device tells an older computer by its silence.
     case agents(watch: Bool)
+    /// Computer → device, right before every `statusAcknowledged`: what it serves beyond
+    /// sessions of bytes, each with its version (`"screen": 1`: screen sessions). A device
+    /// opens a screen session only on a computer that said so.
+    case serves([String: Int])
     /// A control message of a later version, by its key: ignored.
     case unknown(String)
+
+    /// The most keys of a `serves`.
+    public static let maximumServed = 16
+
+    /// A name `serves` can hold: 1–32 ASCII letters, digits, `-` and `_`.
+    static func isServedName(_ name: String) -> Bool {
+        (1...32).contains(name.utf8.count)
+            && name.utf8.allSatisfy { byte in
+                (0x61...0x7A).contains(byte) || (0x41...0x5A).contains(byte) || (0x30...0x39).contains(byte)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
+    }
+
+    /// What this side's herdr-host serves.
+    public static let servedByThisVersion = CompanionMessage.serves([screenSessions: 1])
+    /// The `serves` key of screen sessions (docs/companion.md, "Screen sessions").
+    public static let screenSessions = "screen"
 
     /// The longest control message.
     public static let maximumLength = 4096
@@ -74,6 +95,9 @@ public enum CompanionMessage: Hashable, Sendable {
             text = "{\"inputReceived\":{\"stream\":\(stream),\"bytes\":\(bytes)}}"
         case .window(let stream, let bytes): text = "{\"window\":{\"stream\":\(stream),\"bytes\":\(bytes)}}"
         case .agents(let watch): text = "{\"agents\":{\"v\":1,\"watch\":\(watch)}}"
+        case .serves(let things):
+            let fields = things.sorted { $0.key < $1.key }.map { "\(RelayJSON.quoted($0.key)):\($0.value)" }
+            text = "{\"serves\":{\(fields.joined(separator: ","))}}"
         case .unknown(let key): text = "{\(RelayJSON.quoted(key)):null}"
         }
         return Array(text.utf8)
@@ -156,6 +180,19 @@ public enum CompanionMessage: Hashable, Sendable {
                 throw CompanionMessageError("agents is not {v: 1, watch: true or false}")
             }
             self = .agents(watch: watch)
+        case "serves":
+            guard let fields = value as? [String: Any], fields.count <= Self.maximumServed else {
+                throw CompanionMessageError("serves is not an object of at most \(Self.maximumServed) keys")
+            }
+            // A name or a value this side cannot read is a later kind of offer: passed over, as
+            // an unknown key is.
+            var served: [String: Int] = [:]
+            for (name, value) in fields where Self.isServedName(name) {
+                if let version = RelayJSON.integer(value), (0...Int(Int32.max)).contains(version) {
+                    served[name] = version
+                }
+            }
+            self = .serves(served)
         default:
             self = .unknown(key)
         }

@@ -112,7 +112,10 @@ public struct DeviceSession: Sendable {
                 return .attachAfresh(text: text)
             }
             return .refused(reason, text: text)
-        case .open, .openAgent, .resume, .input, .resize, .credit, .endOfInput, .close:
+        case .screenStarted, .screen, .scrollback:
+            return .broken("the computer sent a screen session's message to a session of bytes")
+        case .open, .openAgent, .resume, .input, .resize, .credit, .endOfInput, .close, .openScreen, .resumeScreen,
+            .screenAck, .scrollbackRequest:
             return .broken("the computer sent a message only a device sends")
         }
     }

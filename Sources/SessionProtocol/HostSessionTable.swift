@@ -195,7 +195,14 @@ public struct HostSessionTable: Sendable {
             let ended = sessions[id]!.exit != nil
             sessions[id] = nil
             return ended ? [] : [.hangUp(id), .log(device, "closed a session")]
-        case .started, .output, .exit, .refused:
+        case .openScreen(let stream, _, _, _), .resumeScreen(let stream, _, _, _):
+            queue(
+                .refused(stream: stream, reason: .other, text: "this herdr-host serves no screen sessions"), for: device
+            )
+            return []
+        case .screenAck, .scrollbackRequest:
+            return []
+        case .started, .output, .exit, .refused, .screenStarted, .screen, .scrollback:
             return [.dropConnection(device, reason: "sent a message only the computer sends")]
         }
     }

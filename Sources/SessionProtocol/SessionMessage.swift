@@ -1,6 +1,7 @@
 import EndToEndChannel
 import HerdrAgents
 import HerdrBase
+import ScreenModel
 
 /// The terminal session protocol inside the companion channel (docs/companion.md, "The session
 /// protocol"), version 1. Each message is one channel message: a type byte from 0x01 to 0x1F
@@ -37,6 +38,22 @@ public enum SessionMessage: Hashable, Sendable {
     case exit(stream: UInt32, end: UInt64, status: Int32?, signal: String?)
     /// Computer → device: the open or resume is refused, or the session cannot go on.
     case refused(stream: UInt32, reason: SessionRefusal, text: String)
+    /// Device → computer: start a screen session (`target`: a herdr session or an agent's pane) in
+    /// a PTY of `cols`×`rows`; the device gets screen states instead of output bytes.
+    case openScreen(stream: UInt32, target: ScreenTarget, cols: Int, rows: Int)
+    /// Device → computer: carry on the screen session `token` after a drop; the whole screen follows.
+    case resumeScreen(stream: UInt32, token: [UInt8], cols: Int, rows: Int)
+    /// Computer → device: the screen session runs; `token` resumes it; the computer has received
+    /// `inputReceived` input bytes of it (the device sends again what it sent after them).
+    case screenStarted(stream: UInt32, token: [UInt8], inputReceived: UInt64)
+    /// Computer → device: one part of a numbered screen state.
+    case screen(ScreenUpdate)
+    /// Device → computer: every part of screen state `state` arrived and is on the device's screen.
+    case screenAck(stream: UInt32, state: UInt64)
+    /// Device → computer: up to `count` lines of the scrollback before line number `end`.
+    case scrollbackRequest(stream: UInt32, end: UInt64, count: Int)
+    /// Computer → device: the lines asked for, or the newest of them that fit one message.
+    case scrollback(ScrollbackLines)
 
     public static let version: UInt8 = 1
     /// One Noise frame's worth of application bytes.
@@ -52,6 +69,7 @@ public enum SessionMessage: Hashable, Sendable {
     enum Kind: UInt8 {
         case open = 0x01, resume, started, output, input, resize, credit, endOfInput, close, exit, refused
         case openAgent = 0x0C
+        case openScreen = 0x0E, resumeScreen, screenStarted, screen, screenAck, scrollbackRequest, scrollback
     }
 
     public var stream: UInt32 {
@@ -59,8 +77,12 @@ public enum SessionMessage: Hashable, Sendable {
         case .open(let stream, _, _, _, _), .openAgent(let stream, _, _, _, _, _), .resume(let stream, _, _, _, _, _),
             .started(let stream, _, _, _),
             .output(let stream, _, _), .input(let stream, _), .resize(let stream, _, _), .credit(let stream, _),
-            .endOfInput(let stream), .close(let stream), .exit(let stream, _, _, _), .refused(let stream, _, _):
+            .endOfInput(let stream), .close(let stream), .exit(let stream, _, _, _), .refused(let stream, _, _),
+            .openScreen(let stream, _, _, _), .resumeScreen(let stream, _, _, _), .screenStarted(let stream, _, _),
+            .screenAck(let stream, _), .scrollbackRequest(let stream, _, _):
             stream
+        case .screen(let update): update.stream
+        case .scrollback(let lines): lines.stream
         }
     }
 
@@ -130,6 +152,41 @@ public enum SessionMessage: Hashable, Sendable {
             let bytes = Self.utf8(text, limit: Self.maximumText)
             out.u16(bytes.count)
             out.bytes += bytes
+        case .openScreen(let stream, let target, let cols, let rows):
+            out.kind(.openScreen, stream, version: true)
+            out.u16(cols)
+            out.u16(rows)
+            switch target {
+            case .session(let name):
+                out.u8(0)
+                out.shortText(name ?? "")
+            case .agent(let session, let pane):
+                out.u8(1)
+                out.shortText(session)
+                out.shortText(pane)
+            }
+        case .resumeScreen(let stream, let token, let cols, let rows):
+            out.kind(.resumeScreen, stream, version: true)
+            out.bytes += token
+            out.u16(cols)
+            out.u16(rows)
+        case .screenStarted(let stream, let token, let inputReceived):
+            out.kind(.screenStarted, stream)
+            out.bytes += token
+            out.u64(inputReceived)
+        case .screen(let update):
+            out.kind(.screen, update.stream)
+            update.write(into: &out)
+        case .screenAck(let stream, let state):
+            out.kind(.screenAck, stream)
+            out.u64(state)
+        case .scrollbackRequest(let stream, let end, let count):
+            out.kind(.scrollbackRequest, stream)
+            out.u64(end)
+            out.u16(count)
+        case .scrollback(let lines):
+            out.kind(.scrollback, lines.stream)
+            lines.write(into: &out)
         }
         return out.bytes
     }
@@ -147,7 +204,7 @@ public enum SessionMessage: Hashable, Sendable {
 
     /// Big-endian fields appended in place: every keystroke and echo is encoded here, so no
     /// temporary arrays, and input and output reserve their size first.
-    private struct Writer {
+    struct Writer {
         var bytes: [UInt8] = []
         mutating func u8(_ value: UInt8) { bytes.append(value) }
         mutating func u16(_ value: Int) { bigEndian(UInt64(UInt16(clamping: value)), count: 2) }
@@ -159,6 +216,12 @@ public enum SessionMessage: Hashable, Sendable {
                 bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
                 shift -= 8
             }
+        }
+        /// A length byte and the text's UTF-8 (names and pane ids, at most 255 bytes).
+        mutating func shortText(_ text: String) {
+            let utf8 = SessionMessage.utf8(text, limit: 255)
+            u8(UInt8(utf8.count))
+            bytes += utf8
         }
         mutating func kind(_ kind: Kind, _ stream: UInt32, version: Bool = false) {
             bytes.append(kind.rawValue)
@@ -266,11 +329,60 @@ public enum SessionMessage: Hashable, Sendable {
             guard length <= Self.maximumText else { throw SessionMessageError("a refusal text of \(length) bytes") }
             self = .refused(
                 stream: stream, reason: SessionRefusal(rawValue: raw) ?? .other, text: try reader.text(length: length))
+        case .openScreen:
+            try version()
+            let stream = try reader.u32()
+            let (cols, rows) = try cells()
+            let target: ScreenTarget
+            switch try reader.u8() {
+            case 0:
+                let name = try reader.text(length: Int(try reader.u8()))
+                if !name.isEmpty, !HerdrSessionName.isValid(name) {
+                    throw SessionMessageError("a session name that breaks herdr's rule")
+                }
+                target = .session(name: name.isEmpty ? nil : name)
+            case 1:
+                let session = try reader.text(length: Int(try reader.u8()))
+                let pane = try reader.text(length: Int(try reader.u8()))
+                guard HerdrSessionName.isValid(session), HerdrAgent.isValidPane(pane) else {
+                    throw SessionMessageError("an agent's session name or pane id that breaks its rule")
+                }
+                target = .agent(session: session, pane: pane)
+            case let other: throw SessionMessageError("a screen session's target of kind \(other) (0 or 1)")
+            }
+            self = .openScreen(stream: stream, target: target, cols: cols, rows: rows)
+        case .resumeScreen:
+            try version()
+            let stream = try reader.u32()
+            let token = try reader.take(Self.tokenSize)
+            let (cols, rows) = try cells()
+            self = .resumeScreen(stream: stream, token: token, cols: cols, rows: rows)
+        case .screenStarted:
+            self = .screenStarted(
+                stream: try reader.u32(), token: try reader.take(Self.tokenSize), inputReceived: try reader.u64())
+        case .screen:
+            self = .screen(try ScreenUpdate(stream: try reader.u32(), reading: &reader))
+        case .screenAck:
+            let stream = try reader.u32()
+            let state = try reader.u64()
+            guard state > 0 else { throw SessionMessageError("an acknowledgement of screen state 0") }
+            self = .screenAck(stream: stream, state: state)
+        case .scrollbackRequest:
+            let stream = try reader.u32()
+            let end = try reader.u64()
+            let count = Int(try reader.u16())
+            guard (1...ScrollbackLines.maximumRequest).contains(count) else {
+                throw SessionMessageError(
+                    "a request for \(count) scrollback lines (1 to \(ScrollbackLines.maximumRequest))")
+            }
+            self = .scrollbackRequest(stream: stream, end: end, count: count)
+        case .scrollback:
+            self = .scrollback(try ScrollbackLines(stream: try reader.u32(), reading: &reader))
         }
         guard reader.atEnd else { throw SessionMessageError("\(reader.remaining) bytes after a \(kind) message") }
     }
 
-    private struct Reader {
+    struct Reader {
         let bytes: [UInt8]
         var index = 0
         var remaining: Int { bytes.count - index }

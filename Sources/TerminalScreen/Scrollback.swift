@@ -1,3 +1,5 @@
+import ScreenModel
+
 /// The lines that scrolled off the top of the main screen, oldest first, bounded by a count of
 /// lines and of cells: the oldest go first when either is reached.
 public struct Scrollback: Sendable {

@@ -1,4 +1,5 @@
 import CVTerm
+import ScreenModel
 
 /// One libvterm terminal: what a program's output draws, kept as cells, with the scrollback, the
 /// title, the bell and the modes. A screen session's computer feeds it every byte the program

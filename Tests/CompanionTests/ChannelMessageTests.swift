@@ -51,7 +51,7 @@ import Testing
     @Test(arguments: [
         (Array(#"{"ack":"nope"}"#.utf8), "a malformed control message (an ack of something unknown)"),
         (Array("{".utf8), "a malformed control message"),
-        ([0x0E, 0, 0, 0, 1], "a malformed session message (an unknown session message type 14)"),
+        ([0x15, 0, 0, 0, 1], "a malformed session message (an unknown session message type 21)"),
         ([0x0D, 2] + Array("{}".utf8), "an agents message of a version other than 1"),
         ([0x0D], "an agents message of a version other than 1"),
         ([0x0D, 1] + Array("{}".utf8), "a malformed agents message (an agents message has no seq"),

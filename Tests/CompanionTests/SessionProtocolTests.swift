@@ -140,7 +140,7 @@ import Testing
 
     @Test func anUnknownTypeByteIsRefused() {
         let tail: [UInt8] = [1, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 40)
-        for byte: UInt8 in [0x00, 0x0E, 0x10, 0x1F, 0x20, 0x7B, 0x80, 0xFF] {
+        for byte: UInt8 in [0x00, 0x15, 0x16, 0x1F, 0x20, 0x7B, 0x80, 0xFF] {
             #expect(Self.refuses([byte] + tail), "type \(byte)")
             #expect(Self.refuses([byte]), "type \(byte) alone")
         }

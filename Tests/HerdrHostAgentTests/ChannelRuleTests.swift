@@ -28,8 +28,8 @@ struct RuleBreakingMessage: Sendable, CustomTestStringConvertible {
             what: "a malformed control message", bytes: Array(#"{"ack":"nope"}"#.utf8),
             said: "a malformed control message (an ack of something unknown)"),
         .init(
-            what: "an unknown session type", bytes: [0x0E, 0, 0, 0, 1],
-            said: "a malformed session message (an unknown session message type 14)"),
+            what: "an unknown session type", bytes: [0x15, 0, 0, 0, 1],
+            said: "a malformed session message (an unknown session message type 21)"),
     ]
 }
 

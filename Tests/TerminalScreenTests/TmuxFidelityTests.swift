@@ -1,4 +1,5 @@
 import Foundation
+import ScreenModel
 import TestSupport
 import Testing
 

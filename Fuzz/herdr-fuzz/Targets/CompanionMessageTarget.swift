@@ -36,8 +36,12 @@ extension FuzzTargets {
             FuzzCheck.expect(
                 ![
                     "pairing", "status", "ack", "registered", "home", "ping", "pong", "inputReceived", "window",
+                    "serves",
                 ].contains(key),
                 "a known key read as unknown")
+        case .serves(let served):
+            FuzzCheck.expect(served.count <= CompanionMessage.maximumServed, "serves out of bounds")
+            FuzzCheck.expect(served.values.allSatisfy { (0...Int(Int32.max)).contains($0) }, "a version out of bounds")
         case .pairing, .statusAcknowledged, .registered, .ping, .pong, .inputReceived, .window, .agents:
             break
         }

@@ -1,5 +1,6 @@
 import HerdrAgents
 import HerdrBase
+import ScreenModel
 import SessionProtocol
 
 extension FuzzTargets {
@@ -9,6 +10,12 @@ extension FuzzTargets {
     /// field of an exit that says it has no status, which the parser ignores), the encoding parses back to the same message, and every documented bound holds:
     /// at most one frame's chunk, cells 1-1000, the flow-control window, 16-byte tokens, herdr's
     /// session-name rule, texts and signal names within their limits, data within `maximumData`.
+    static func cellsInBounds(_ row: ScreenUpdate.Row) -> Bool { cellsInBounds(row.cells) }
+
+    static func cellsInBounds(_ cells: [ScreenCell]) -> Bool {
+        cells.allSatisfy { $0.width <= 2 && $0.text.utf8.count <= 32 }
+    }
+
     static let sessionMessage = FuzzTarget("session-message", "Companion session protocol messages") { data in
         let message: SessionMessage
         do throws(SessionMessageError) {
@@ -58,6 +65,44 @@ extension FuzzTargets {
             FuzzCheck.expect(signal?.isEmpty != true, "an empty signal name")
         case .refused(_, _, let text):
             FuzzCheck.expect(text.utf8.count <= SessionMessage.maximumText, "a refusal text too long")
+        case .openScreen(_, let target, let cols, let rows):
+            FuzzCheck.expect(cellsInBounds(cols, rows), "cells out of bounds")
+            switch target {
+            case .session(let name):
+                FuzzCheck.expect(name.map(HerdrSessionName.isValid) ?? true, "a session name herdr refuses")
+            case .agent(let session, let pane):
+                FuzzCheck.expect(
+                    HerdrSessionName.isValid(session) && HerdrAgent.isValidPane(pane),
+                    "an agent target breaking its rule")
+            }
+        case .resumeScreen(_, let token, let cols, let rows):
+            FuzzCheck.expect(token.count == SessionMessage.tokenSize, "a token of the wrong size")
+            FuzzCheck.expect(cellsInBounds(cols, rows), "cells out of bounds")
+        case .screenStarted(_, let token, _):
+            FuzzCheck.expect(token.count == SessionMessage.tokenSize, "a token of the wrong size")
+        case .screen(let update):
+            FuzzCheck.expect(cellsInBounds(update.columns, update.rows), "a screen out of bounds")
+            FuzzCheck.expect(update.state > update.base, "a state that is not after its base")
+            FuzzCheck.expect(
+                update.cursor.row < update.rows && update.cursor.column < update.columns, "a cursor off the screen")
+            FuzzCheck.expect(update.scroll < update.rows, "a scroll beyond the screen")
+            FuzzCheck.expect((update.title?.utf8.count ?? 0) <= SessionMessage.maximumText, "a title too long")
+            FuzzCheck.expect(
+                zip(update.lines, update.lines.dropFirst()).allSatisfy { $0.index < $1.index }
+                    && update.lines.allSatisfy { $0.index < update.rows && $0.cells.count <= update.columns },
+                "rows out of order or out of bounds")
+            FuzzCheck.expect(update.lines.allSatisfy(Self.cellsInBounds), "a cell out of bounds")
+        case .screenAck(_, let state):
+            FuzzCheck.expect(state > 0, "an acknowledgement of state 0")
+        case .scrollbackRequest(_, _, let count):
+            FuzzCheck.expect((1...ScrollbackLines.maximumRequest).contains(count), "a request out of bounds")
+        case .scrollback(let lines):
+            FuzzCheck.expect(
+                lines.oldest <= lines.first && lines.first + UInt64(lines.lines.count) <= lines.total,
+                "lines outside what is kept")
+            FuzzCheck.expect(
+                lines.lines.allSatisfy { $0.count <= SessionMessage.maximumCells && Self.cellsInBounds($0) },
+                "a line out of bounds")
         case .credit, .endOfInput, .close:
             break
         }
