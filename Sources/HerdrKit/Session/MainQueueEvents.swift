@@ -14,10 +14,22 @@ enum MainQueueEvents {
         }
     }
 
-    /// Runs `body` on the MainActor and returns once it ran: from the main thread at once, from
-    /// another by way of the main queue.
+    /// Marks the main queue, so that code can tell it runs there on a thread other than the main
+    /// one (after `dispatchMain()`, the main queue's blocks run on worker threads).
+    private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    /// Whether the caller runs on the main queue (and so on the MainActor).
+    static var isOnMainQueue: Bool { Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true }
+
+    /// Runs `body` on the MainActor and returns once it ran: on the main queue at once (a
+    /// MainActor caller whose call drained the connection's output here), from another thread
+    /// by way of the main queue, which a `sync` from the main queue itself would deadlock.
     static func runAndWait(_ body: @escaping @MainActor () -> Void) {
-        if Thread.isMainThread {
+        if isOnMainQueue {
             MainActor.assumeIsolated { body() }
         } else {
             DispatchQueue.main.sync { MainActor.assumeIsolated { body() } }
