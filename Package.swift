@@ -105,7 +105,7 @@ let package = Package(
             name: "CompanionDevice",
             dependencies: [
                 "NoiseRoads", "EndToEndChannel", "SessionProtocol", "HerdrAgents", "NetworkPath", "PeerGate",
-                "Plumbing", "RelayClient",
+                "Plumbing", "RelayClient", "ScreenModel",
             ]),
 
         // MARK: Screen sessions: the terminal's screen kept on the computer.
@@ -133,14 +133,14 @@ let package = Package(
             dependencies: [
                 "HerdrBase", "HerdrCrypto", "SSHClient", "PeerGate", "CompanionDevice", "EndToEndChannel", "NoiseRoads",
                 "RelayClient", "RelayProtocol",
-                "HomeRoad", "HerdrAgents", "NetworkPath", "Plumbing",
+                "HomeRoad", "HerdrAgents", "NetworkPath", "Plumbing", "ScreenModel",
             ]),
         .executableTarget(
             name: "herdr-remote",
             dependencies: [
                 "HerdrKit", "CompanionPairing", "EndToEndChannel", "NoiseRoads", "PeerGate", "RelayClient", "HomeRoad",
                 "CLISupport", "PairImage", "HerdrAgents",
-                "Plumbing",
+                "Plumbing", "ScreenModel",
             ]),
 
         // MARK: The computer: `herdr-pair` (the SSH road's pairing), `herdr-host` (the Noise roads).
@@ -158,6 +158,7 @@ let package = Package(
                 "CompanionPairing", "EndToEndChannel", "SessionProtocol", "RelayClient", "RelayProtocol", "HerdrKit",
                 "HerdrCrypto", "Noise", "CLISupport",
                 "HomeRoad", "PeerGate", "PeerGateListener", "NetworkPath", "HerdrAgents", "HerdrWatch", "Plumbing",
+                "ScreenModel", "TerminalScreen",
             ]),
         .executableTarget(
             name: "herdr-host",
@@ -234,7 +235,8 @@ let package = Package(
             name: "LinkEmulatorTests", dependencies: ["LinkEmulator", "herdr-link", "herdr-relay", "TestSupport"],
             exclude: ["Peers"]),
         .testTarget(name: "SSHClientTests", dependencies: ["SSHClient", "TestSupport"]),
-        .testTarget(name: "HerdrKitTests", dependencies: ["HerdrKit", "HerdrAgents", "TestSupport"]),
+        .testTarget(
+            name: "HerdrKitTests", dependencies: ["HerdrKit", "HerdrAgents", "TestSupport", "ScreenModel", "TerminalScreen"]),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "TestSupport"]),
         .testTarget(name: "HerdrCryptoTests", dependencies: ["HerdrCrypto"]),
         .testTarget(name: "TerminalScreenTests", dependencies: ["TerminalScreen", "ScreenModel", "TestSupport"]),

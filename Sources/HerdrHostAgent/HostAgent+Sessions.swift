@@ -32,12 +32,30 @@ extension HostAgent {
         // which takes every frame the budget has, must not starve it.
         releaseHeldMessages(loop)
         serveAgents(loop, now: now)
+        let screens = loop.screens
+        let source: HostSessionTable.ScreenSource = { id in
+            screens[id].map { terminal in
+                let current = terminal.current
+                return (current.screen, current.bells)
+            }
+        }
         for (device, channel) in loop.channels.routes where queuedBytes(on: channel, loop) < Self.sendQueueLimit {
-            for message in loop.sessions.messages(for: device, now: now) {
+            for message in loop.sessions.messages(for: device, now: now, screens: source) {
                 send(message.bytes, on: channel, loop)
                 guard loop.channels.route(of: device) == channel else { break }  // the send failed: dropped
             }
         }
+        // A screen session gone from the table needs its terminal no more.
+        if loop.screens.keys.contains(where: { !loop.sessions.contains($0) }) {
+            loop.screens = loop.screens.filter { loop.sessions.contains($0.key) }
+        }
+    }
+
+    /// A screen session's terminal took output: its answers to the program are written, and the
+    /// table told the screen changed.
+    func screenFed(_ id: HostSessionTable.SessionID, replies: [UInt8], _ loop: Loop) {
+        if !replies.isEmpty { _ = loop.ptys[id]?.write(replies) }
+        loop.sessions.screenChanged(id, now: MonotonicClock.now)
     }
 
     func ptyEvent(_ id: HostSessionTable.SessionID, _ event: PTYProcess.Event, _ loop: Loop) {
@@ -53,9 +71,9 @@ extension HostAgent {
     func perform(_ actions: [HostSessionTable.Action], _ loop: Loop) {
         for action in actions {
             switch action {
-            case .spawn(let id, let device, let target, let cols, let rows):
+            case .spawn(let id, let device, let target, let cols, let rows, let screen):
                 loop.ptys.started += 1
-                let failure = spawn(id, device: device, target: target, cols: cols, rows: rows, loop)
+                let failure = spawn(id, device: device, target: target, cols: cols, rows: rows, screen: screen, loop)
                 perform(loop.sessions.spawned(id, failure: failure), loop)
             case .write(let id, let bytes):
                 guard let pty = loop.ptys[id] else { continue }
@@ -66,6 +84,13 @@ extension HostAgent {
                 }
             case .resize(let id, let cols, let rows):
                 loop.ptys[id]?.resize(cols: cols, rows: rows)
+                if let terminal = loop.screens[id] {
+                    terminal.resize(rows: rows, columns: cols)
+                    loop.sessions.screenChanged(id, now: MonotonicClock.now)
+                }
+            case .readScrollback(let id, let stream, let end, let count):
+                guard let terminal = loop.screens[id] else { continue }
+                loop.sessions.scrollbackRead(id, terminal.scrollback(stream: stream, end: end, count: count))
             case .allowReading(let id, let total):
                 loop.ptys[id]?.allowReading(upTo: total)
             case .hangUp(let id):
@@ -85,7 +110,7 @@ extension HostAgent {
     /// Starts the session's PTY; the failure in words, or nil.
     private func spawn(
         _ id: HostSessionTable.SessionID, device: UUID, target: HostSessionTable.Target, cols: Int, rows: Int,
-        _ loop: Loop
+        screen: Bool, _ loop: Loop
     ) -> String? {
         let settings = AgentSettings.load(directory)
         let launch = PTYProcess.Launch(
@@ -94,7 +119,20 @@ extension HostAgent {
             directory: SessionCommand.homeDirectory(), cols: cols, rows: rows)
         guard let work = loop.work else { return "the agent is stopping" }
         do {
-            loop.ptys[id] = try PTYProcess(launch) { event in work.push(.pty(id, event)) }
+            if screen {
+                let terminal = try ScreenTerminal(rows: rows, columns: cols)
+                loop.screens[id] = terminal
+                // Fed on the PTY's own thread: a flood is read as fast as libvterm takes it.
+                loop.ptys[id] = try PTYProcess(launch) { event in
+                    if case .output(let bytes) = event {
+                        work.push(.screen(id, replies: terminal.feed(bytes)))
+                    } else {
+                        work.push(.pty(id, event))
+                    }
+                }
+            } else {
+                loop.ptys[id] = try PTYProcess(launch) { event in work.push(.pty(id, event)) }
+            }
             let who = deviceName(device, loop)
             let what: String
             switch target {
@@ -106,10 +144,10 @@ extension HostAgent {
             case .agent(let key):
                 what = "herdr's agent \(key.pane) in session \(key.session)"
             }
-            log("\(who): started a session (\(what))")
+            log("\(who): started a \(screen ? "screen session" : "session") (\(what))")
             return nil
         } catch {
-            return error.description
+            return "\(error)"
         }
     }
 }

@@ -32,6 +32,9 @@ public final class HostAgent: Sendable {
         case roomCheck(device: UUID, tag: Int, established: Bool?)
         /// A terminal session's PTY.
         case pty(HostSessionTable.SessionID, PTYProcess.Event)
+        /// A screen session's terminal emulator took output (its PTY's thread), and owes the
+        /// program `replies`.
+        case screen(HostSessionTable.SessionID, replies: [UInt8])
         /// The home door admitted a connection.
         case homeOpened(HomeConnection)
         /// A home connection's frame or end.
@@ -89,6 +92,8 @@ public final class HostAgent: Sendable {
         var paired = PairedDevices()
         var sessions: HostSessionTable
         var ptys = PTYs()
+        /// The screen sessions' terminal emulators.
+        var screens: [HostSessionTable.SessionID: ScreenTerminal] = [:]
         var home: HomeDoorState?
         var agents = AgentsState()
         let started = Date()
@@ -253,6 +258,7 @@ public final class HostAgent: Sendable {
     private func handle(_ input: Input, _ loop: Loop) {
         switch input {
         case .pty(let id, let event): ptyEvent(id, event, loop)
+        case .screen(let id, let replies): screenFed(id, replies: replies, loop)
         case .room(let device, let tag, let event): roomEvent(event, device: device, tag: tag, loop)
         case .roomCheck(let device, let tag, let established): roomChecked(device, tag: tag, established, loop)
         case .homeOpened(let connection): homeOpened(connection, loop)
@@ -287,6 +293,7 @@ public final class HostAgent: Sendable {
                 if status.registered { device.established = true }
             }
             if status.registered { room?.device.established = true }
+            send(CompanionMessage.servedByThisVersion.bytes, on: channel, loop)
             send(CompanionMessage.statusAcknowledged.bytes, on: channel, loop)
             send(CompanionMessage.home(loop.home?.addresses ?? []).bytes, on: channel, loop)
         case .ping(let id):

@@ -1,6 +1,7 @@
 import Foundation
 import HerdrAgents
 import HerdrCrypto
+import ScreenModel
 
 /// Every terminal session herdr-host serves, for all devices: the session protocol's computer
 /// side as a pure state machine (docs/companion.md, "The session protocol"). The shell feeds it
@@ -11,7 +12,8 @@ import HerdrCrypto
 /// looked up among the resuming device's sessions only. While a device is away its sessions keep
 /// running for `gracePeriod`, their output kept up to `resumeBuffer` bytes (then the PTY is not
 /// read until the device is back); past the grace period the session is hung up and a resume is
-/// told why.
+/// told why. A screen session (docs/companion.md, "Screen sessions") has its PTY read all the
+/// time into the shell's terminal emulator, and sends screen states instead of output.
 public struct HostSessionTable: Sendable {
     public struct Settings: Sendable, Hashable {
         /// Seconds a session waits for its device to come back.
@@ -37,13 +39,17 @@ public struct HostSessionTable: Sendable {
     }
 
     public enum Action: Sendable, Equatable {
-        /// Start a PTY for the session attached to `target`; answer `spawned`.
-        case spawn(SessionID, device: UUID, target: Target, cols: Int, rows: Int)
+        /// Start a PTY for the session attached to `target` (with a terminal emulator for a
+        /// screen session); answer `spawned`.
+        case spawn(SessionID, device: UUID, target: Target, cols: Int, rows: Int, screen: Bool)
         case write(SessionID, [UInt8])
         case resize(SessionID, cols: Int, rows: Int)
         /// Let the PTY be read up to this many bytes in all.
         case allowReading(SessionID, upTo: UInt64)
         case hangUp(SessionID)
+        /// Read up to `count` lines of the screen session's scrollback before line `end`; answer
+        /// `scrollbackRead`.
+        case readScrollback(SessionID, stream: UInt32, end: UInt64, count: Int)
         /// Tell the device, before the `started` of its resume, how many input bytes of the
         /// session arrived (`{"inputReceived"}`), so it sends the rest again.
         case tellInputReceived(UUID, stream: UInt32, bytes: UInt64)
@@ -77,6 +83,8 @@ public struct HostSessionTable: Sendable {
         var inputReceived: UInt64 = 0
         var started = false
         let openedAt: Double
+        /// A screen session's states; nil for a session of bytes.
+        var screen: ScreenStateSender?
     }
 
     private struct Device {
@@ -157,7 +165,8 @@ public struct HostSessionTable: Sendable {
         switch message {
         case .open(let stream, let name, let cols, let rows, let window):
             return open(
-                .session(name), stream: stream, cols: cols, rows: rows, window: window, device: device, now: now)
+                .session(name), stream: stream, cols: cols, rows: rows, window: window, screen: false, device: device,
+                now: now)
         case .openAgent(let stream, let session, let pane, let cols, let rows, let window):
             let key = AgentKey(session: session, pane: pane)
             let board = agents ?? AgentBoard.notRead
@@ -165,7 +174,9 @@ public struct HostSessionTable: Sendable {
                 queue(.refused(stream: stream, reason: .unknownAgent, text: refusal), for: device)
                 return [.log(device, "was refused an agent: \(refusal)")]
             }
-            return open(.agent(key), stream: stream, cols: cols, rows: rows, window: window, device: device, now: now)
+            return open(
+                .agent(key), stream: stream, cols: cols, rows: rows, window: window, screen: false, device: device,
+                now: now)
         case .resume(let stream, let token, let received, let cols, let rows, let window):
             guard session(device, stream) == nil else {
                 return [.dropConnection(device, reason: "resumed on stream \(stream), which is in use")]
@@ -176,6 +187,8 @@ public struct HostSessionTable: Sendable {
         case .input(let stream, let data):
             guard let id = session(device, stream) else { return [] }
             sessions[id]!.inputReceived += UInt64(data.count)
+            let total = sessions[id]!.inputReceived
+            sessions[id]!.screen?.inputWritten(total: total, now: now)
             return [.write(id, data)]
         case .endOfInput(let stream):
             // A terminal's end of input is its EOF character, as typed.
@@ -186,7 +199,7 @@ public struct HostSessionTable: Sendable {
             return [.resize(id, cols: cols, rows: rows)]
         case .credit(let stream, let consumed):
             guard let id = session(device, stream) else { return [] }
-            guard sessions[id]!.flow.credit(consumed) else {
+            guard sessions[id]!.screen == nil, sessions[id]!.flow.credit(consumed) else {
                 return [.dropConnection(device, reason: "credited output it was never sent")]
             }
             return allowance(id)
@@ -195,13 +208,37 @@ public struct HostSessionTable: Sendable {
             let ended = sessions[id]!.exit != nil
             sessions[id] = nil
             return ended ? [] : [.hangUp(id), .log(device, "closed a session")]
-        case .openScreen(let stream, _, _, _), .resumeScreen(let stream, _, _, _):
-            queue(
-                .refused(stream: stream, reason: .other, text: "this herdr-host serves no screen sessions"), for: device
-            )
+        case .openScreen(let stream, let target, let cols, let rows):
+            switch target {
+            case .session(let name):
+                return open(
+                    .session(name), stream: stream, cols: cols, rows: rows, window: 0, screen: true, device: device,
+                    now: now)
+            case .agent(let session, let pane):
+                let key = AgentKey(session: session, pane: pane)
+                if self.session(device, stream) == nil, let refusal = (agents ?? AgentBoard.notRead).refusalToOpen(key)
+                {
+                    queue(.refused(stream: stream, reason: .unknownAgent, text: refusal), for: device)
+                    return [.log(device, "was refused an agent: \(refusal)")]
+                }
+                return open(
+                    .agent(key), stream: stream, cols: cols, rows: rows, window: 0, screen: true, device: device,
+                    now: now)
+            }
+        case .resumeScreen(let stream, let token, let cols, let rows):
+            guard session(device, stream) == nil else {
+                return [.dropConnection(device, reason: "resumed on stream \(stream), which is in use")]
+            }
+            return resumeScreen(device, stream: stream, token: token, cols: cols, rows: rows, now: now)
+        case .screenAck(let stream, let state):
+            guard let id = session(device, stream), sessions[id]!.screen != nil else { return [] }
+            guard sessions[id]!.screen!.acknowledged(state, now: now) else {
+                return [.dropConnection(device, reason: "acknowledged screen state \(state), which is not in flight")]
+            }
             return []
-        case .screenAck, .scrollbackRequest:
-            return []
+        case .scrollbackRequest(let stream, let end, let count):
+            guard let id = session(device, stream), sessions[id]!.screen != nil else { return [] }
+            return [.readScrollback(id, stream: stream, end: end, count: count)]
         case .started, .output, .exit, .refused, .screenStarted, .screen, .scrollback:
             return [.dropConnection(device, reason: "sent a message only the computer sends")]
         }
@@ -209,7 +246,7 @@ public struct HostSessionTable: Sendable {
 
     /// A new session on `stream` for `target`, within the device's sessions.
     private mutating func open(
-        _ target: Target, stream: UInt32, cols: Int, rows: Int, window: Int, device: UUID, now: Double
+        _ target: Target, stream: UInt32, cols: Int, rows: Int, window: Int, screen: Bool, device: UUID, now: Double
     ) -> [Action] {
         guard session(device, stream) == nil else {
             return [.dropConnection(device, reason: "opened stream \(stream) twice")]
@@ -225,35 +262,69 @@ public struct HostSessionTable: Sendable {
         var actions = room
         let id = nextID
         nextID += 1
-        var flow = HostOutputFlow(capacity: settings.resumeBuffer)
-        _ = flow.attach(received: 0, window: min(window, settings.resumeBuffer))
+        // A screen session keeps no output: its terminal emulator absorbs it.
+        var flow = HostOutputFlow(capacity: screen ? 0 : settings.resumeBuffer)
+        if !screen { _ = flow.attach(received: 0, window: min(window, settings.resumeBuffer)) }
         sessions[id] = Session(
             id: id, device: device, token: random(SessionMessage.tokenSize), target: target, stream: stream,
-            flow: flow, openedAt: now)
-        actions.append(.spawn(id, device: device, target: target, cols: cols, rows: rows))
+            flow: flow, openedAt: now, screen: screen ? ScreenStateSender(stream: stream) : nil)
+        actions.append(.spawn(id, device: device, target: target, cols: cols, rows: rows, screen: screen))
         return actions
     }
 
     /// The device asked for another output window for `stream` (a control message): kept within
     /// the resume buffer, and the PTY read as far as the new one allows.
     public mutating func setWindow(_ bytes: Int, stream: UInt32, from device: UUID) -> [Action] {
-        guard devices[device]?.connected == true, let id = session(device, stream) else { return [] }
+        guard devices[device]?.connected == true, let id = session(device, stream), sessions[id]!.screen == nil
+        else { return [] }
         let window = min(max(bytes, SessionMessage.windowRange.lowerBound), settings.resumeBuffer)
         sessions[id]!.flow.setWindow(window)
         return allowance(id)
+    }
+
+    /// The device's session of the kind asked for (`screen`) holding `token`: a token resumes
+    /// only a session of its own kind.
+    private func session(of device: UUID, token: [UInt8], screen: Bool) -> SessionID? {
+        sessionIDs(of: device).first {
+            ConstantTime.equal(sessions[$0]!.token, token) && (sessions[$0]!.screen != nil) == screen
+        }
+    }
+
+    /// Tells the device its token names no session it can resume, and why when the session is
+    /// remembered.
+    private mutating func refuseResume(_ device: UUID, stream: UInt32, token: [UInt8]) {
+        let gone = ended.last { $0.device == device && ConstantTime.equal($0.token, token) }
+        queue(
+            .refused(
+                stream: stream, reason: gone?.lost ?? .unknownSession,
+                text: gone?.why ?? "the computer does not have this session (herdr-host restarted, or it ended)"),
+            for: device)
+    }
+
+    private mutating func resumeScreen(
+        _ device: UUID, stream: UInt32, token: [UInt8], cols: Int, rows: Int, now: Double
+    )
+        -> [Action]
+    {
+        guard let id = session(of: device, token: token, screen: true) else {
+            refuseResume(device, stream: stream, token: token)
+            return []
+        }
+        sessions[id]!.stream = stream
+        sessions[id]!.detachedAt = nil
+        sessions[id]!.screen!.restart(stream: stream)
+        queue(
+            .screenStarted(stream: stream, token: sessions[id]!.token, inputReceived: sessions[id]!.inputReceived),
+            for: device)
+        return sessions[id]!.exit == nil ? [.resize(id, cols: cols, rows: rows)] : []
     }
 
     private mutating func resume(
         _ device: UUID, stream: UInt32, token: [UInt8], received: UInt64, cols: Int, rows: Int, window: Int,
         now: Double
     ) -> [Action] {
-        guard let id = sessionIDs(of: device).first(where: { ConstantTime.equal(sessions[$0]!.token, token) }) else {
-            let gone = ended.last { $0.device == device && ConstantTime.equal($0.token, token) }
-            queue(
-                .refused(
-                    stream: stream, reason: gone?.lost ?? .unknownSession,
-                    text: gone?.why ?? "the computer does not have this session (herdr-host restarted, or it ended)"),
-                for: device)
+        guard let id = session(of: device, token: token, screen: false) else {
+            refuseResume(device, stream: stream, token: token)
             return []
         }
         guard sessions[id]!.flow.attach(received: received, window: min(window, settings.resumeBuffer)) else {
@@ -297,7 +368,9 @@ public struct HostSessionTable: Sendable {
         sessions[id]!.started = true
         if let stream = session.stream {
             queue(
-                .started(stream: stream, token: session.token, offset: 0, window: session.flow.window),
+                session.screen != nil
+                    ? .screenStarted(stream: stream, token: session.token, inputReceived: 0)
+                    : .started(stream: stream, token: session.token, offset: 0, window: session.flow.window),
                 for: session.device)
         }
         return allowance(id)
@@ -312,6 +385,24 @@ public struct HostSessionTable: Sendable {
     public mutating func exited(_ id: SessionID, status: Int32?, signal: Int32?) {
         sessions[id]?.exit = (status, signal)
     }
+
+    /// A screen session's screen changed at `now` (its terminal emulator took output, or a resize).
+    public mutating func screenChanged(_ id: SessionID, now: Double) {
+        sessions[id]?.screen?.screenChanged(now: now)
+    }
+
+    /// The lines a `readScrollback` read, for the device if the session is still attached on
+    /// the stream it asked on.
+    public mutating func scrollbackRead(_ id: SessionID, _ lines: ScrollbackLines) {
+        guard let session = sessions[id], session.stream == lines.stream else { return }
+        queue(.scrollback(lines), for: session.device)
+    }
+
+    /// Whether `id` is still among the sessions (running, or ended and not yet closed).
+    public func contains(_ id: SessionID) -> Bool { sessions[id] != nil }
+
+    /// A screen session's screen as the shell's terminal emulator has it, with the bells rung.
+    public typealias ScreenSource = (SessionID) -> (screen: TerminalScreen, bells: UInt32)?
 
     // MARK: - Time and sending
 
@@ -347,7 +438,10 @@ public struct HostSessionTable: Sendable {
 
     /// The messages `device` may get now, within its frame budget: queued replies first, then
     /// output round-robin over its sessions (each chunk as large as what waits), then exits.
-    public mutating func messages(for device: UUID, now: Double) -> [SessionMessage] {
+    public mutating func messages(
+        for device: UUID, now: Double, screens: ScreenSource = { _ in nil }
+    ) -> [SessionMessage] {
+        queueScreenStates(of: device, now: now, screens: screens)
         guard var state = devices[device], state.connected else { return [] }
         // Most batches (a keystroke written to its PTY) leave nothing to send: found without
         // building the list of sessions.
@@ -373,6 +467,28 @@ public struct HostSessionTable: Sendable {
         return out
     }
 
+    /// The states of `device`'s attached screen sessions that are due, and the exit of one whose
+    /// last screen went, into its outbox (where the budget lets them go in order).
+    private mutating func queueScreenStates(of device: UUID, now: Double, screens: ScreenSource) {
+        guard devices[device]?.connected == true else { return }
+        for id in sessionIDs(of: device, where: { $0.screen != nil && $0.stream != nil && $0.started }) {
+            guard var sender = sessions[id]!.screen else { continue }
+            if let due = sender.nextSendTime(), due <= now, let source = screens(id) {
+                let parts = sender.messages(for: source.screen, bells: source.bells, now: now)
+                devices[device]!.outbox += parts
+            }
+            sessions[id]!.screen = sender
+            let session = sessions[id]!
+            if let exit = session.exit, !session.exitSent, sender.isCaughtUp, let stream = session.stream {
+                sessions[id]!.exitSent = true
+                queue(
+                    .exit(
+                        stream: stream, end: sender.lastState, status: exit.status,
+                        signal: exit.signal.map(SignalName.name)), for: device)
+            }
+        }
+    }
+
     /// Takes one frame of `device`'s budget for a message beside its sessions' (the agents
     /// board), so that both count against one budget and together stay under the relay's cap;
     /// false while none is left (`frameWait` says how long).
@@ -391,6 +507,12 @@ public struct HostSessionTable: Sendable {
         func consider(_ time: Double) { deadline = min(deadline ?? time, time) }
         for session in sessions.values {
             if let since = session.detachedAt { consider(since + settings.gracePeriod) }
+            if session.stream != nil, session.started, let due = session.screen?.nextSendTime() {
+                consider(max(now, due))
+            }
+            if session.screen?.isCaughtUp == true, session.exit != nil, !session.exitSent, session.stream != nil {
+                consider(now)
+            }
             if isDue(session), var state = devices[session.device] {
                 consider(now + state.budget.wait(now: now))
                 devices[session.device] = state
@@ -406,7 +528,7 @@ public struct HostSessionTable: Sendable {
 
     /// Whether an attached session has output or its exit to send.
     private func isDue(_ session: Session) -> Bool {
-        guard session.stream != nil else { return false }
+        guard session.stream != nil, session.screen == nil else { return false }
         return session.flow.hasSendable || (session.exit != nil && !session.exitSent && exitIsDue(session))
     }
 
@@ -417,7 +539,7 @@ public struct HostSessionTable: Sendable {
         guard !mine.isEmpty else { return nil }
         for step in 0..<mine.count {
             let id = mine[(turn + step) % mine.count]
-            guard let stream = sessions[id]?.stream else { continue }
+            guard let stream = sessions[id]?.stream, sessions[id]?.screen == nil else { continue }
             if let chunk = sessions[id]!.flow.next(maximum: SessionMessage.maximumData) {
                 turn = (turn + step + 1) % mine.count
                 return .output(stream: stream, offset: chunk.offset, data: chunk.data)
@@ -462,6 +584,12 @@ public struct HostSessionTable: Sendable {
     /// more; while away, as far as the resume buffer holds. Only a credit moves it on.
     private mutating func allowance(_ id: SessionID) -> [Action] {
         guard let session = sessions[id], session.started else { return [] }
+        if session.screen != nil {
+            // Read all the time: the screen absorbs any amount of output.
+            guard session.readLimit != .max else { return [] }
+            sessions[id]!.readLimit = .max
+            return [.allowReading(id, upTo: .max)]
+        }
         let ahead =
             session.stream == nil
             ? settings.resumeBuffer : min(settings.resumeBuffer, session.flow.window + Self.readAhead)

@@ -153,7 +153,11 @@ public final class VirtualTerminal {
         var cell = VTermScreenCell()
         for column in 0..<columns {
             let position = VTermPos(row: Int32(row), col: Int32(column))
-            cells.append(vterm_screen_get_cell(screen, position, &cell) != 0 ? Self.cell(cell) : .blank)
+            var next = vterm_screen_get_cell(screen, position, &cell) != 0 ? Self.cell(cell) : .blank
+            // libvterm leaves a wide character's right half the style of what was there before:
+            // it is drawn as the character's, so it is the character's.
+            if next.width == 0, let wide = cells.last, wide.width == 2 { next.style = wide.style }
+            cells.append(next)
         }
         return cells
     }
@@ -161,6 +165,18 @@ public final class VirtualTerminal {
     /// The whole screen now.
     public func snapshot() -> TerminalScreen {
         TerminalScreen(lines: (0..<rows).map(line), cursor: cursor, modes: modes, title: title)
+    }
+
+    /// The screen now, from `previous` (taken at version `version`): only the rows changed
+    /// since are read again, the whole screen when the size differs.
+    public func snapshot(updating previous: TerminalScreen, takenAt version: UInt64) -> TerminalScreen {
+        guard previous.rows == rows, previous.columns == columns else { return snapshot() }
+        var screen = previous
+        for row in 0..<rows where rowVersions[row] > version { screen.lines[row] = line(row) }
+        screen.cursor = cursor
+        screen.modes = modes
+        screen.title = title
+        return screen
     }
 
     /// The modes now. Those libvterm keeps to itself (the cursor keys, bracketed paste) are read
@@ -233,6 +249,9 @@ public final class VirtualTerminal {
 
     private func pushed(_ cells: UnsafePointer<VTermScreenCell>, count: Int) {
         var line = (0..<count).map { Self.cell(cells[$0]) }
+        for index in line.indices.dropFirst() where line[index].width == 0 && line[index - 1].width == 2 {
+            line[index].style = line[index - 1].style
+        }
         while let last = line.last, last == .blank { line.removeLast() }
         scrollback.push(line)
     }

@@ -90,7 +90,7 @@ import Testing
     ) throws -> (id: Table.SessionID, token: [UInt8]) {
         let opened = table.received(
             .open(stream: stream, name: name, cols: 80, rows: 24, window: window), from: device, now: now)
-        guard case .spawn(let id, let who, .session(let spawnName), 80, 24) = try #require(opened.last) else {
+        guard case .spawn(let id, let who, .session(let spawnName), 80, 24, false) = try #require(opened.last) else {
             Issue.record("no spawn: \(opened)")
             throw CancellationError()
         }
@@ -151,7 +151,7 @@ import Testing
         table.connected(Self.phone)
         let opened = table.received(
             .open(stream: 1, name: "work", cols: 132, rows: 43, window: 4096), from: Self.phone, now: now)
-        #expect(opened == [.spawn(1, device: Self.phone, target: .session("work"), cols: 132, rows: 43)])
+        #expect(opened == [.spawn(1, device: Self.phone, target: .session("work"), cols: 132, rows: 43, screen: false)])
         #expect(table.sessionCount == 1 && table.sessionCount(for: Self.phone) == 1)
         #expect(table.sessionCount(for: Self.tablet) == 0)
         let early = Self.drain(&table, Self.phone, &now)
@@ -165,7 +165,7 @@ import Testing
         // A PTY that cannot start: the open is refused and the session is gone.
         let second = table.received(
             .open(stream: 2, name: nil, cols: 80, rows: 24, window: 4096), from: Self.phone, now: now)
-        #expect(second == [.spawn(2, device: Self.phone, target: .session(nil), cols: 80, rows: 24)])
+        #expect(second == [.spawn(2, device: Self.phone, target: .session(nil), cols: 80, rows: 24, screen: false)])
         let failed = table.spawned(2, failure: "no such program")
         #expect(failed == [.log(Self.phone, "could not start a session: no such program")])
         let refused = Self.drain(&table, Self.phone, &now)
@@ -612,7 +612,7 @@ import Testing
         _ = Self.drain(&table, Self.phone, &now)
         let evicting = table.received(
             .open(stream: 11, name: nil, cols: 80, rows: 24, window: 4096), from: Self.phone, now: now)
-        #expect(evicting == [.hangUp(1), .spawn(5, device: Self.phone, target: .session(nil), cols: 80, rows: 24)])
+        #expect(evicting == [.hangUp(1), .spawn(5, device: Self.phone, target: .session(nil), cols: 80, rows: 24, screen: false)])
         #expect(table.sessionCount(for: Self.phone) == 3 && table.sessionCount(for: Self.tablet) == 1)
         _ = table.spawned(5, failure: nil)
 

@@ -30,7 +30,7 @@ import Testing
         table.connected(Self.phone)
         let actions = table.received(
             Self.openAgent(3, Self.key), from: Self.phone, now: now, agents: Self.board([Self.key]))
-        #expect(actions == [.spawn(1, device: Self.phone, target: .agent(Self.key), cols: 100, rows: 30)])
+        #expect(actions == [.spawn(1, device: Self.phone, target: .agent(Self.key), cols: 100, rows: 30, screen: false)])
         _ = table.spawned(1, failure: nil)
         let started = HostSessionTableTests.drain(&table, Self.phone, &now)
         guard case .started(3, let token, 0, _) = started.first else {

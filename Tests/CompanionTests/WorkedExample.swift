@@ -7,12 +7,14 @@ import Noise
 import PeerGate
 import RelayClient
 import RelayProtocol
-import SessionProtocol
+import ScreenModel
+
+@testable import SessionProtocol
 
 /// docs/companion.md's worked example, made by the real code: the companion code, the relay's
 /// admission frames and join transcripts, the Noise handshakes (with fixed ephemeral keys, the
 /// Noise code's test-only knob), every application message and the frame that carries it, one
-/// pairing and one session. `WorkedExampleTests` compares it with the doc's text.
+/// pairing, one session of bytes and one screen session. `WorkedExampleTests` compares it with the doc's text.
 struct WorkedExample {
     /// `count` bytes of `byte`: every fixed input is one, so a reader can type it.
     static func repeated(_ byte: UInt8, _ count: Int) -> [UInt8] { [UInt8](repeating: byte, count: count) }
@@ -23,6 +25,7 @@ struct WorkedExample {
     let pairingID = repeated(0x07, 16)
     let roomSecret = repeated(0x08, 32)
     let sessionToken = repeated(0x0B, 16)
+    let screenToken = repeated(0x10, 16)
     /// The relay's challenges and registration tokens, as it sent them.
     let nonces: [String: [UInt8]] = [
         "pairing mac": repeated(0x09, 32), "pairing phone": repeated(0x0A, 32), "session mac": repeated(0x0D, 32),
@@ -149,6 +152,8 @@ struct WorkedExample {
         let status = CompanionMessage.status(.init(name: "phone", roomSecret: roomSecret, registered: true))
         try message(status, from: &device, to: &computer, counter: &counters.device, computerToDevice: false)
         try message(
+            .servedByThisVersion, from: &computer, to: &device, counter: &counters.computer, computerToDevice: true)
+        try message(
             .statusAcknowledged, from: &computer, to: &device, counter: &counters.computer, computerToDevice: true)
         try message(
             .home([try HomeAddress(parsing: "[fd00::7]:4610")]), from: &computer, to: &device,
@@ -212,7 +217,92 @@ struct WorkedExample {
         step(
             "The device ends with status 0. Had it credited output (every quarter of the window: after 64 KiB on its screen, with the 256 KiB window it asked for), the credit would have been `\(Self.fields(SessionMessage.credit(stream: 1, consumed: 64 * 1024)))`."
         )
+        try screenSession(device: &device, computer: &computer, counters: &counters)
         return out.joined(separator: "\n") + "\n"
+    }
+
+    /// A screen session on the same channel: a prompt, `ls` typed, its listing, the close. The
+    /// states are `ScreenStateSender`'s at the times given, checked on a `ScreenReplica`.
+    private mutating func screenSession(
+        device: inout CompanionChannel, computer: inout CompanionChannel, counters: inout (device: Int, computer: Int)
+    ) throws {
+        line("### One screen session")
+        line()
+        line("On the same channel (the computer said it serves screen sessions before its ack), the device")
+        line("opens a screen session of 20 × 4 on stream 3. The program shows a prompt and the title `~`; the")
+        line("person types `ls`; the listing has a directory in bold blue; the device closes the session.")
+        line("Times are seconds from the open.")
+        line()
+        func cells(_ text: String, _ style: CellStyle = .plain) -> [ScreenCell] {
+            text.map { ScreenCell(text: String($0), style: style) }
+        }
+        func screen(_ rows: [[ScreenCell]], cursor: (Int, Int)) -> TerminalScreen {
+            TerminalScreen(
+                lines: (0..<4).map { row in
+                    let line = row < rows.count ? rows[row] : []
+                    return line + Array(repeating: .blank, count: 20 - line.count)
+                }, cursor: TerminalScreen.Cursor(row: cursor.0, column: cursor.1, visible: true), title: "~")
+        }
+        let prompt = screen([cells("$ ")], cursor: (0, 2))
+        let blue = CellStyle(foreground: .indexed(4), flags: .bold)
+        let listed = screen(
+            [cells("$ ls"), cells("notes.txt  ") + cells("src", blue), cells("$ ")], cursor: (2, 2))
+        var sender = ScreenStateSender(stream: 3)
+        var replica = ScreenReplica()
+        func toDevice(_ message: SessionMessage, _ what: String) throws {
+            try self.message(
+                message, what, from: &computer, to: &device, counter: &counters.computer, computerToDevice: true)
+            if case .screen(let update) = message, case .broken(let why) = replica.apply(update) {
+                throw WorkedExampleError("the device's replica refused the state: \(why)")
+            }
+        }
+        func toComputer(_ message: SessionMessage, _ what: String) throws {
+            try self.message(
+                message, what, from: &device, to: &computer, counter: &counters.device, computerToDevice: false)
+        }
+        try toComputer(
+            .openScreen(stream: 3, target: .session(name: nil), cols: 20, rows: 4),
+            "open screen: version 1, stream 3, 20×4, target 0 (a herdr session), no name (the default session)")
+        try toDevice(
+            .screenStarted(stream: 3, token: screenToken, inputReceived: 0),
+            "screen started: stream 3, the token, input received 0")
+        for message in sender.messages(for: prompt, bells: 0, now: 0) {
+            try toDevice(
+                message,
+                "screen at 0: stream 3, state 1, base 0 (whole), input 0, flags 3 (the last part, the title), 20×4, cursor 0,2, modes 1 (cursor visible), mouse 0, bells 0, scroll 0, the title `~`, one row: row 0, one run (default colours, no attributes) of two cells, `$` and a space"
+            )
+        }
+        try toComputer(.screenAck(stream: 3, state: 1), "screen ack at 0.1: stream 3, state 1")
+        guard sender.acknowledged(1, now: 0.1) else { throw WorkedExampleError("state 1 was not in flight") }
+        try toComputer(
+            .input(stream: 3, data: Array("ls\r".utf8)), "input at 0.2: stream 3, `ls` and a carriage return")
+        sender.inputWritten(total: 3, now: 0.2)
+        sender.screenChanged(now: 0.2)
+        guard sender.nextSendTime() == 0.2 + sender.settings.collectDelay else {
+            throw WorkedExampleError("the state after the input is due at \(String(describing: sender.nextSendTime()))")
+        }
+        for message in sender.messages(for: listed, bells: 0, now: 0.208) {
+            try toDevice(
+                message,
+                "screen at 0.208 (8 ms after the output began): stream 3, state 2, base 1, input 0 (the input is not 50 ms old), flags 1, 20×4, cursor 2,2, modes 1, mouse 0, bells 0, scroll 0, no title, three rows: row 0 (`$ ls`), row 1 (a plain run `notes.txt  `, then a run of palette colour 4, bold, `src`), row 2 (`$ `)"
+            )
+        }
+        guard sender.nextSendTime() == 0.258 else {
+            throw WorkedExampleError(
+                "the input's acknowledgement is due at \(String(describing: sender.nextSendTime()))")
+        }
+        for message in sender.messages(for: listed, bells: 0, now: 0.258) {
+            try toDevice(
+                message,
+                "screen at 0.258 (the input 50 ms old, and 50 ms, half the round trip, after the last state): stream 3, state 3, base 2, input 3, flags 1, 20×4, cursor 2,2, modes 1, mouse 0, bells 0, scroll 0, no title, no rows: the screen as it was, now confirming the three bytes typed"
+            )
+        }
+        guard replica.screen == listed, replica.state == 3, replica.inputBytes == 3 else {
+            throw WorkedExampleError("the device's screen is not the computer's")
+        }
+        try toComputer(.screenAck(stream: 3, state: 3), "screen ack: stream 3, state 3 (covering state 2)")
+        try toComputer(.close(stream: 3), "close: stream 3")
+        step("The computer hangs up the program; the device's screen was the last one shown.")
     }
 
     /// The code `herdr-host pair` shows.
@@ -348,6 +438,14 @@ struct WorkedExample {
         case .credit: widths = [1, 4, 8]
         case .close, .endOfInput: widths = [1, 4]
         case .exit(_, _, _, let signal): widths = [1, 4, 8, 1, 4, 1, signal?.utf8.count ?? 0]
+        case .openScreen(_, .session(let name), _, _): widths = [1, 1, 4, 2, 2, 1, 1, name?.utf8.count ?? 0]
+        case .screenStarted: widths = [1, 4, 16, 8]
+        case .screenAck: widths = [1, 4, 8]
+        case .screen(let update):
+            // type, stream, state, base, input, flags, cols, rows, cursor, modes, mouse, bells, scroll
+            widths =
+                [1, 4, 8, 8, 8, 1, 2, 2, 2, 2, 1, 1, 4, 2, 2, update.title?.utf8.count ?? 0, 2]
+                + update.lines.flatMap { [2, ScreenParts.encodedLength(of: $0) - 2] }
         default: widths = [bytes.count]
         }
         var parts: [String] = []

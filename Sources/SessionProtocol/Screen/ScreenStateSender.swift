@@ -25,7 +25,7 @@ public struct ScreenStateSender: Sendable {
         public init() {}
     }
 
-    public let stream: UInt32
+    public private(set) var stream: UInt32
     public let settings: Settings
     /// The last state number used; numbers are never reused in a session, across connections too.
     public private(set) var lastState: UInt64
@@ -119,7 +119,18 @@ public struct ScreenStateSender: Sendable {
         return true
     }
 
-    /// A new connection (a resume): nothing sent before it counts, the next state goes whole.
+    /// Whether the device has (or will have, once what is in flight arrives) the screen as it
+    /// was last handed over: nothing waits to be sent but input's acknowledgement.
+    public var isCaughtUp: Bool { sent != nil && changedSince == nil }
+
+    /// A new connection (a resume) on `stream`: nothing sent before it counts, the next state
+    /// goes whole; the numbering, the round trip and the input's times carry on.
+    public mutating func restart(stream: UInt32) {
+        self.stream = stream
+        restart()
+    }
+
+    /// A new connection: nothing sent before it counts, the next state goes whole.
     public mutating func restart() {
         sent = nil
         inFlight = []

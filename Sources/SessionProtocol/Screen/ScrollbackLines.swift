@@ -49,3 +49,24 @@ public struct ScrollbackLines: Hashable, Sendable {
         }
     }
 }
+
+extension ScrollbackLines {
+    /// The answer to a request: `lines` (numbered from `first`), less the oldest of them until
+    /// the message fits one frame.
+    public static func answer(
+        stream: UInt32, lines: [[ScreenCell]], first: UInt64, oldest: UInt64, total: UInt64
+    ) -> ScrollbackLines {
+        // type, stream, first, oldest, total, count
+        var length = 1 + 4 + 8 + 8 + 8 + 2
+        var kept = 0
+        for line in lines.reversed() {
+            let size = ScreenParts.encodedLength(of: ScreenUpdate.Row(index: 0, cells: line)) - 2
+            guard length + size <= SessionMessage.maximumLength else { break }
+            length += size
+            kept += 1
+        }
+        return ScrollbackLines(
+            stream: stream, first: first + UInt64(lines.count - kept), oldest: oldest, total: total,
+            lines: Array(lines.suffix(kept)))
+    }
+}
