@@ -5,6 +5,7 @@ import NetworkPath
 import NoiseRoads
 import Plumbing
 import RelayClient
+import ScreenModel
 import Synchronization
 
 /// A terminal session on the computer over the Noise roads (home network or relay), on the
@@ -54,6 +55,11 @@ public final class DeviceConnection: Sendable {
         /// computer then waits in the window); false ends the session. Nil: output is dropped (a
         /// connection that only watches agents never gets any).
         public var outputSink: (@Sendable ([UInt8]) -> Bool)?
+        /// Attach as a screen session: the computer keeps the terminal and sends screens.
+        public var screen = false
+        /// Where a screen session's screens go, from the thread that received them, in order,
+        /// each complete (with whether the bell rang); false ends the session. Nil: dropped.
+        public var screenSink: (@Sendable (TerminalScreen, Bool) -> Bool)?
         /// While watching agents with nothing attached, each connection waits this long for its
         /// first board, then ends with this failure.
         public var boardWait: (seconds: Double, failure: Failure)?
@@ -68,6 +74,7 @@ public final class DeviceConnection: Sendable {
         var machineSettings: DeviceConnectionMachine.Settings {
             var settings = DeviceConnectionMachine.Settings(attach: attach, cols: cols, rows: rows)
             settings.watchAgents = watchAgents
+            settings.screen = screen
             settings.window = window
             settings.retryDelay = retryDelay
             settings.homeProbeInterval = homeProbeInterval
@@ -112,6 +119,7 @@ public final class DeviceConnection: Sendable {
 
     private enum Effect: Sendable {
         case write([UInt8])
+        case draw(TerminalScreen, rang: Bool)
         case event(Event)
     }
 
@@ -261,7 +269,10 @@ public final class DeviceConnection: Sendable {
         switch result {
         case .success(let established):
             state.arrived[id] = established
-            return .success(.init(road: established.road, registeredNow: established.registeredNow))
+            return .success(
+                .init(
+                    road: established.road, registeredNow: established.registeredNow,
+                    servesScreenSessions: established.servesScreenSessions))
         case .failure(let failure):
             return .failure(failure)
         }
@@ -304,6 +315,8 @@ public final class DeviceConnection: Sendable {
             try? state.current?.channel.send(bytes)
         case .write(let bytes):
             outbox.enqueue(.write(bytes))
+        case .draw(let screen, let rang):
+            outbox.enqueue(.draw(screen, rang: rang))
         case .emit(let event):
             outbox.enqueue(.event(event))
         case .finish(let termination):
@@ -349,6 +362,8 @@ public final class DeviceConnection: Sendable {
             case .write(let bytes):
                 let written = configuration.outputSink?(bytes) ?? true
                 steps.push(.input(written ? .shown(bytes.count) : .outputFailed))
+            case .draw(let screen, let rang):
+                if configuration.screenSink?(screen, rang) == false { steps.push(.input(.outputFailed)) }
             case .event(let event):
                 if let handler = handler.withLock({ $0 }) { handler(event) } else { continuation.yield(event) }
                 if case .finished = event { continuation.finish() }

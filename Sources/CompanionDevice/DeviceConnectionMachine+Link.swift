@@ -20,6 +20,8 @@ extension DeviceConnectionMachine {
         var attachSent = false
         var resize: (cols: Int, rows: Int)?
         var credit: UInt64?
+        /// The newest complete screen state to acknowledge (a screen session).
+        var screenAck: UInt64?
         /// A pong owed to the computer.
         var pong: UInt32?
         /// The output window sized to the path, once the session runs here, and a change of it
@@ -72,6 +74,10 @@ extension DeviceConnectionMachine {
             } else if let watch = link.watchChange {
                 bytes = CompanionMessage.agents(watch: watch).bytes
                 link.watchChange = nil
+            } else if let stream, let state = link.screenAck {
+                // An answer itself: no ping follows it, as one follows keystrokes.
+                bytes = SessionMessage.screenAck(stream: stream, state: state).bytes
+                link.screenAck = nil
             } else if let stream, let window = link.windowChange {
                 bytes = CompanionMessage.window(stream: stream, bytes: window).bytes
                 link.windowChange = nil
@@ -112,6 +118,7 @@ extension DeviceConnectionMachine {
         if !link.liveness.isOwed, link.liveness.nextDeadline() <= now { return true }
         guard link.stream != nil else { return false }
         return link.windowChange != nil || !input.isEmpty || endOfInput || link.resize != nil || link.credit != nil
+            || link.screenAck != nil
     }
 
     // MARK: - Receiving
@@ -166,6 +173,20 @@ extension DeviceConnectionMachine {
         switch session.receive(message) {
         case .none:
             return
+        case .started(let kind) where session.isScreen:
+            // A screen session's start says how much input arrived: the rest goes again, first.
+            if kind == .afresh {
+                inputLog.reset()
+            } else if let resend = inputLog.rewind(toReceived: session.inputReceivedAtStart) {
+                input = resend + input
+            }
+            link?.stream = session.stream
+            flush(now: now)
+            switch kind {
+            case .first: emit(.started)
+            case .resumed: emit(.resumed)
+            case .afresh: break  // told with attachedAfresh already
+            }
         case .started(let kind):
             // The computer keeps to at most the window `started` names; the path's share of it
             // starts small and grows as the path shows it carries more.
@@ -185,6 +206,10 @@ extension DeviceConnectionMachine {
             }
         case .output(let bytes):
             actions.append(.write(bytes))
+        case .screen(let screen, let state, let rang):
+            actions.append(.draw(screen, rang: rang))
+            link?.screenAck = state
+            flush(now: now)
         case .exited(let status, let signal):
             // The computer keeps an ended session until told: its exit may have been lost.
             actions.append(.send(SessionMessage.close(stream: session.stream).bytes))

@@ -69,6 +69,16 @@ extension DeviceConnectionMachine {
 
     /// The connection `id` is the one in use from now on: the session attaches or resumes on it.
     mutating func adopt(_ id: AttemptID, _ arrival: Arrival, moved reason: MoveReason?, now: Double) {
+        guard !session.isScreen || arrival.servesScreenSessions else {
+            // An older herdr-host would end the channel on the first screen message.
+            actions.append(.close(id))
+            return finish(
+                .failed(
+                    Failure(
+                        .sessionRefused,
+                        "the computer's herdr-host serves no screen sessions: update it there, or connect without --screen"
+                    )))
+        }
         actions.append(.adopt(id))
         if let reason { emit(.moved(to: arrival.road, because: reason)) }
         retry.reshards = 0

@@ -3,6 +3,7 @@ import NetworkPath
 import NoiseRoads
 import PeerGate
 import RelayClient
+import ScreenModel
 import SessionProtocol
 
 /// The device's connection to its computer over the Noise roads, as a pure state machine: what
@@ -37,10 +38,13 @@ public struct DeviceConnectionMachine: Sendable {
     public struct Arrival: Hashable, Sendable {
         public var road: NoiseRoad
         public var registeredNow: Bool
+        /// The computer said it serves screen sessions (`{"serves"}`).
+        public var servesScreenSessions: Bool
 
-        public init(road: NoiseRoad, registeredNow: Bool) {
+        public init(road: NoiseRoad, registeredNow: Bool, servesScreenSessions: Bool = true) {
             self.road = road
             self.registeredNow = registeredNow
+            self.servesScreenSessions = servesScreenSessions
         }
     }
 
@@ -94,6 +98,8 @@ public struct DeviceConnectionMachine: Sendable {
         case send([UInt8])
         /// Output for the output sink; `shown` (or `outputFailed`) follows once written.
         case write([UInt8])
+        /// A screen session's screen, complete: draw it (and ring the bell when `rang`).
+        case draw(TerminalScreen, rang: Bool)
         case emit(Event)
         /// The last action.
         case finish(Termination)
@@ -102,6 +108,9 @@ public struct DeviceConnectionMachine: Sendable {
     public struct Settings: Sendable {
         /// What to attach on each connection; nil attaches nothing until `open`.
         public var attach: Attach?
+        /// Attach it as a screen session (docs/companion.md, "Screen sessions"): the computer
+        /// keeps the terminal and sends screens.
+        public var screen = false
         /// Ask each connection for the agents board.
         public var watchAgents = false
         public var cols: Int
@@ -197,7 +206,7 @@ public struct DeviceConnectionMachine: Sendable {
         watching = settings.watchAgents
         size = (Self.clamp(settings.cols), Self.clamp(settings.rows))
         home = settings.home
-        session = Self.session(for: settings.attach, window: settings.window)
+        session = Self.session(for: settings.attach, window: settings.window, screen: settings.screen)
     }
 
     /// Whether `finish` went out.
@@ -305,11 +314,11 @@ public struct DeviceConnectionMachine: Sendable {
 
     static func clamp(_ cells: Int) -> Int { max(1, min(cells, SessionMessage.maximumCells)) }
 
-    static func session(for attach: Attach?, window: Int) -> DeviceSession {
+    static func session(for attach: Attach?, window: Int, screen: Bool) -> DeviceSession {
         switch attach {
-        case .agent(let agent): DeviceSession(agent: agent, window: window)
-        case .session(let name): DeviceSession(name: name, window: window)
-        case nil: DeviceSession(name: nil, window: window)
+        case .agent(let agent): DeviceSession(agent: agent, window: window, screen: screen)
+        case .session(let name): DeviceSession(name: name, window: window, screen: screen)
+        case nil: DeviceSession(name: nil, window: window, screen: screen)
         }
     }
 
@@ -323,7 +332,7 @@ public struct DeviceConnectionMachine: Sendable {
     private mutating func open(_ attach: Attach, now: Double) {
         guard self.attach == nil else { return }
         self.attach = attach
-        session = Self.session(for: attach, window: settings.window)
+        session = Self.session(for: attach, window: settings.window, screen: settings.screen)
         link?.boardDeadline = nil
         sendAttach(now: now)
     }

@@ -1,8 +1,10 @@
 import HerdrAgents
+import ScreenModel
 
 /// One terminal session on the device's side of the session protocol, across connections: which
 /// stream it is on, its resume token, the output received and on the screen. Pure: the shell
-/// hands it the computer's messages and sends what it says.
+/// hands it the computer's messages and sends what it says. A screen session (docs/companion.md,
+/// "Screen sessions") keeps a `ScreenReplica` instead of counting output.
 public struct DeviceSession: Sendable {
     /// What a message from the computer means for the session.
     public enum Outcome: Sendable, Equatable {
@@ -13,6 +15,9 @@ public struct DeviceSession: Sendable {
         case started(StartKind)
         /// New output for the screen.
         case output([UInt8])
+        /// A screen session's state `state` is complete: draw `screen` (ring the bell when
+        /// `rang`) and acknowledge the state.
+        case screen(TerminalScreen, state: UInt64, rang: Bool)
         case exited(status: Int32?, signal: String?)
         /// The computer lost the session (`text` says why): open afresh with `attachMessage`.
         case attachAfresh(text: String)
@@ -36,23 +41,34 @@ public struct DeviceSession: Sendable {
     public private(set) var token: [UInt8]?
     public private(set) var flow: DeviceOutputFlow
     public private(set) var hasStarted = false
+    /// A screen session's copy of the screen; nil for a session of bytes.
+    public private(set) var replica: ScreenReplica?
+    /// The input bytes the computer said it received when the session last started (a screen
+    /// session's `screen started`; a session of bytes says so in `{"inputReceived"}`).
+    public private(set) var inputReceivedAtStart: UInt64 = 0
     private var waitingFor: UInt32?
     private var afresh = false
 
-    public init(name: String?, window: Int = 4 * 1024 * 1024) {
+    /// A session of the herdr session `name` (nil: herdr's default), of screens when `screen`.
+    public init(name: String?, window: Int = 4 * 1024 * 1024, screen: Bool = false) {
         self.name = name
         self.agent = nil
         self.window = window
         flow = DeviceOutputFlow(window: window)
+        replica = screen ? ScreenReplica() : nil
     }
 
     /// A session in the pane of `agent` (`open agent`); the computer checks it against its board.
-    public init(agent: AgentKey, window: Int = 4 * 1024 * 1024) {
+    public init(agent: AgentKey, window: Int = 4 * 1024 * 1024, screen: Bool = false) {
         self.name = nil
         self.agent = agent
         self.window = window
         flow = DeviceOutputFlow(window: window)
+        replica = screen ? ScreenReplica() : nil
     }
+
+    /// Whether this is a screen session.
+    public var isScreen: Bool { replica != nil }
 
     /// The message that attaches the session on a new connection (or after `attachAfresh`): a
     /// resume from the last byte received when the computer gave a token, else an open (an
@@ -61,6 +77,7 @@ public struct DeviceSession: Sendable {
         stream &+= 1
         if stream == 0 { stream = 1 }
         waitingFor = stream
+        if isScreen { return screenAttachMessage(cols: cols, rows: rows) }
         if let token {
             return .resume(
                 stream: stream, token: token, received: flow.received, cols: cols, rows: rows, window: window)
@@ -72,9 +89,20 @@ public struct DeviceSession: Sendable {
         return .open(stream: stream, name: name, cols: cols, rows: rows, window: window)
     }
 
+    private mutating func screenAttachMessage(cols: Int, rows: Int) -> SessionMessage {
+        replica?.restart()
+        if let token { return .resumeScreen(stream: stream, token: token, cols: cols, rows: rows) }
+        if let agent {
+            return .openScreen(
+                stream: stream, target: .agent(session: agent.session, pane: agent.pane), cols: cols, rows: rows)
+        }
+        return .openScreen(stream: stream, target: .session(name: name), cols: cols, rows: rows)
+    }
+
     /// A message from the computer on the current connection.
     public mutating func receive(_ message: SessionMessage) -> Outcome {
         guard message.stream == stream else { return .none }  // a stream this side left
+        if isScreen { return receiveScreen(message) }
         switch message {
         case .started(_, let token, let offset, let window):
             guard waitingFor == stream else { return .broken("the computer started a session twice") }
@@ -104,16 +132,58 @@ public struct DeviceSession: Sendable {
             }
             return .exited(status: status, signal: signal)
         case .refused(_, let reason, let text):
-            if token != nil, waitingFor == stream, reason == .unknownSession || reason == .resumePointLost {
-                // Gone on the computer: a fresh attach, from a fresh output count.
-                token = nil
-                flow = DeviceOutputFlow(window: window)
-                afresh = true
-                return .attachAfresh(text: text)
-            }
-            return .refused(reason, text: text)
+            return refused(reason, text: text)
         case .screenStarted, .screen, .scrollback:
             return .broken("the computer sent a screen session's message to a session of bytes")
+        case .open, .openAgent, .resume, .input, .resize, .credit, .endOfInput, .close, .openScreen, .resumeScreen,
+            .screenAck, .scrollbackRequest:
+            return .broken("the computer sent a message only a device sends")
+        }
+    }
+
+    private mutating func refused(_ reason: SessionRefusal, text: String) -> Outcome {
+        if token != nil, waitingFor == stream, reason == .unknownSession || reason == .resumePointLost {
+            // Gone on the computer: a fresh attach, from a fresh output count and a blank screen.
+            token = nil
+            flow = DeviceOutputFlow(window: window)
+            if isScreen { replica = ScreenReplica() }
+            afresh = true
+            return .attachAfresh(text: text)
+        }
+        return .refused(reason, text: text)
+    }
+
+    private mutating func receiveScreen(_ message: SessionMessage) -> Outcome {
+        switch message {
+        case .screenStarted(_, let token, let inputReceived):
+            guard waitingFor == stream else { return .broken("the computer started a session twice") }
+            let resuming = self.token != nil
+            guard !resuming || token == self.token else { return .broken("the computer resumed another session") }
+            waitingFor = nil
+            self.token = token
+            inputReceivedAtStart = inputReceived
+            let kind: StartKind = afresh ? .afresh : (resuming ? .resumed : (hasStarted ? .afresh : .first))
+            afresh = false
+            hasStarted = true
+            return .started(kind)
+        case .screen(let update):
+            guard waitingFor == nil else { return .broken("a screen came before the session started") }
+            switch replica!.apply(update) {
+            case .partial: return .none
+            case .complete(let state, let rang): return .screen(replica!.screen, state: state, rang: rang)
+            case .broken(let why): return .broken(why)
+            }
+        case .exit(_, let end, let status, let signal):
+            guard end == replica!.state else {
+                return .broken("the session ended after screen state \(end), but this device has \(replica!.state)")
+            }
+            return .exited(status: status, signal: signal)
+        case .refused(_, let reason, let text):
+            return refused(reason, text: text)
+        case .scrollback:
+            return .none  // this device asks for none: its terminal keeps its own scrollback
+        case .started, .output:
+            return .broken("the computer sent a session of bytes' message to a screen session")
         case .open, .openAgent, .resume, .input, .resize, .credit, .endOfInput, .close, .openScreen, .resumeScreen,
             .screenAck, .scrollbackRequest:
             return .broken("the computer sent a message only a device sends")

@@ -39,6 +39,12 @@ enum ConnectCommand {
             the candidates (exit 18). A bare pane id is looked for in the host's session first. Only that \
             pane is attached, so a small terminal here resizes that pane's tab on the computer, not the \
             whole session's other tabs (docs/agents.md, "Pane sizes").
+
+            With --screen (companion hosts), the computer keeps the terminal's screen (herdr-host's \
+            libvterm) and sends screens instead of bytes, as mosh does: only the newest screen crosses a slow \
+            or busy link, and a reconnect brings back one screen rather than the output missed. This \
+            terminal then shows the computer's screen in its alternate screen; its own scrollback holds none \
+            of the session.
             """,
         arguments: [
             PositionalSpec(
@@ -57,6 +63,9 @@ enum ConnectCommand {
         ],
         flags: [
             FlagSpec("no-reattach", help: "Fail at once when the connection drops instead of reattaching."),
+            FlagSpec(
+                "screen",
+                help: "For a companion host: get screens instead of bytes (the computer keeps the terminal, as mosh)."),
             FlagSpec(
                 "accept-new-host-key", help: "Pin a new host's key without asking (a changed key is still refused)."),
         ],
@@ -88,6 +97,16 @@ enum ConnectCommand {
             }
             options.agent = target
         }
+        let terminal = LocalTerminal()
+        if arguments.flag("screen") {
+            guard host.companion != nil else {
+                throw arguments.usageError("\(host.name) is reached over SSH; --screen is for companion hosts")
+            }
+            let size = terminal.size
+            let view = ScreenView(rows: size.rows, columns: size.cols)
+            terminal.screenView = view
+            options.screen = { screen, rang in view.draw(screen, rang: rang) }
+        }
         options.identityFiles = try HostCommands.identityFiles(arguments)
         options.agentSocketPath = AgentsCommand.agentSocket
         options.promptResponder = answerPrompts
@@ -103,7 +122,6 @@ enum ConnectCommand {
             }
             return await BlockingCall.run { TerminalPrompt.confirm(prompt: "Trust this host key and connect? [y/N] ") }
         }
-        let terminal = LocalTerminal()
         let interpretEscapes = terminal.isInteractive
         return try await attach(session, host: host, terminal: terminal) { session in
             let input = session.input
@@ -161,6 +179,7 @@ enum ConnectCommand {
             MainActor.assumeIsolated {
                 if number == SIGWINCH {
                     let size = terminal.size
+                    terminal.screenView?.resize(rows: size.rows, columns: size.cols)
                     session.resize(cols: size.cols, rows: size.rows)
                 } else {
                     endingSignal = number

@@ -8,6 +8,8 @@ import Glibc
 final class LocalTerminal {
     let isInteractive = RawTerminalMode.isTerminal(fd: STDIN_FILENO)
     private var raw: RawTerminalMode?
+    /// `connect --screen`'s drawing, whose screen is given back first on restore.
+    var screenView: ScreenView?
 
     /// The terminal's size, or $COLUMNS/$LINES, or 80×24.
     var size: (cols: Int, rows: Int) {
@@ -26,6 +28,7 @@ final class LocalTerminal {
     }
 
     func restore() {
+        screenView?.close()
         raw?.restore()
         raw = nil
     }

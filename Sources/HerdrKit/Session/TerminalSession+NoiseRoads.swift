@@ -142,6 +142,10 @@ extension TerminalSession {
                 "\(profile.name) sent no agents board within \(Int(wait)) s: its herdr-host is older than the agents family (update it to open an agent)"
             )
         )
+        if let screen = options.screen {
+            configuration.screen = true
+            configuration.screenSink = screen
+        }
         let policy = options.reconnect
         configuration.retryDelay = { attempt in policy.delay(beforeAttempt: attempt)?.seconds }
         let tail = tail

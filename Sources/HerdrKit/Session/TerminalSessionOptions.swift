@@ -1,6 +1,7 @@
 import HerdrAgents
 import NoiseRoads
 import SSHClient
+import ScreenModel
 
 /// Tuning for a terminal session; the defaults suit an interactive terminal on a tailnet.
 public struct TerminalSessionOptions: Sendable {
@@ -27,6 +28,10 @@ public struct TerminalSessionOptions: Sendable {
     /// one thread handoff less per keystroke echo, for a program writing to its own terminal.
     /// It may block (the host then waits in its SSH window); returning false ends the session.
     public var directOutput: (@Sendable ([UInt8]) -> Bool)?
+    /// Noise roads: a screen session (docs/companion.md, "Screen sessions"): the computer keeps
+    /// the terminal and each complete screen comes here (with whether the bell rang), from the
+    /// connection's own thread, in order; false ends the session. Nil: a session of bytes.
+    public var screen: (@Sendable (TerminalScreen, Bool) -> Bool)?
     /// For a companion host: which roads a connection may take (home network, relay, or both raced).
     public var road: DeviceRoads.Choice = .any
     /// Land in this agent's pane (`connect --agent`) instead of the host's herdr session: the

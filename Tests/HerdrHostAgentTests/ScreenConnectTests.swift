@@ -1,0 +1,83 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// `herdr-remote connect --screen` with real processes: herdr-relay, herdr-host run, the herdr
+/// stand-in's tmux on the computer (fed to libvterm), and a local tmux as the person's terminal.
+/// The local terminal shows, cell by cell and attribute by attribute (`capture-pane -e`), what
+/// the computer's tmux pane holds; a resize reaches the computer; `~.` gives the person's own
+/// screen back.
+@Suite(.serialized) struct ScreenConnectTests {
+    /// The rows of a tmux pane, with their attributes as tmux writes them.
+    static func rows(_ arguments: [String]) throws -> [String] {
+        try ProcessRunner.run("tmux", arguments + ["capture-pane", "-p", "-e"]).stdout
+            .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    /// Waits until the local terminal's top rows are the computer's pane (whose status line is
+    /// the local terminal's last row); the last difference when they never are.
+    static func waitUntilSame(local: TmuxTerminal, remoteSocket: String, rows: Int) throws -> String? {
+        let deadline = Date().addingTimeInterval(30)
+        var difference = ""
+        while Date() < deadline {
+            let remote = Array(try Self.rows(["-S", remoteSocket, "-t", "default"]).prefix(rows))
+            let shown = Array(try Self.rows(["-S", local.socket, "-t", "local"]).prefix(rows))
+            if remote == shown { return nil }
+            let row =
+                (0..<min(remote.count, shown.count)).first { remote[$0] != shown[$0] } ?? min(remote.count, shown.count)
+            difference =
+                "row \(row): computer \(remote.dropFirst(row).first.debugDescription), here \(shown.dropFirst(row).first.debugDescription)"
+            usleep(100_000)
+        }
+        return difference
+    }
+
+    @Test func theComputersPaneIsDrawnHereCellByCellAndTheScreenIsGivenBack() throws {
+        let road = try RelayRoadFixture()
+        try road.useHerdrStandIn()
+        try road.pair()
+        let agent = try road.startAgent()
+        defer { agent.signal(SIGTERM) }
+        let directory = try TemporaryDirectory(prefix: "screen-connect-")
+        let terminal = try TmuxTerminal(directory: directory, width: 100, height: 30)
+        try terminal.type("echo before-the-session")
+        try terminal.type(
+            "XDG_CONFIG_HOME=\(road.deviceHome("phone").path) \(BuiltProgram.path("herdr-remote")) connect studio --screen; echo rc=$?"
+        )
+        try terminal.waitFor("remote$ ")
+        let socket = try #require(road.standInTmuxSocket)
+        #expect(agent.waitFor("phone: started a screen session"), "\(agent.stderr)")
+
+        // Colours, attributes, wide characters and combining marks, as the computer's tmux has them.
+        try terminal.type(
+            #"printf '\e[1;31mred\e[0m \e[4;38;5;208mamber\e[0m \e[7;48;2;10;20;30mrgb\e[0m 界 e\xcc\x81 %s\n' $((6*7))-screen"#
+        )
+        try terminal.waitFor("42-screen")
+        let same = try Self.waitUntilSame(local: terminal, remoteSocket: socket, rows: 29)
+        #expect(same == nil, "the local terminal is not the computer's pane: \(same ?? "")")
+
+        // A resize travels; the computer's pane and the local terminal agree again at the new size.
+        try terminal.tmux(["resize-window", "-t", "local", "-x", "80", "-y", "20"])
+        let deadline = Date().addingTimeInterval(30)
+        var size = ""
+        while Date() < deadline, !size.hasPrefix("80x20") {
+            usleep(50_000)
+            size = try ProcessRunner.run(
+                "tmux", ["-S", socket, "display", "-p", "-t", "default", "#{client_width}x#{client_height}"]
+            ).stdout
+        }
+        #expect(size.hasPrefix("80x20"), "the computer's terminal took the new size: \(size)")
+        try terminal.type("clear; stty size")
+        try terminal.waitFor("19 80")
+        let resized = try Self.waitUntilSame(local: terminal, remoteSocket: socket, rows: 19)
+        #expect(resized == nil, "after the resize: \(resized ?? "")")
+
+        // ~. leaves with status 0, and the person's own screen is back as it was.
+        try terminal.type("", enter: true)
+        try terminal.type("~.", enter: false)
+        try terminal.waitFor("rc=0")
+        #expect(terminal.screen.contains("before-the-session"), "the main screen came back:\n\(terminal.screen)")
+        #expect(!terminal.screen.contains("remote$ "), "nothing of the session is left on it:\n\(terminal.screen)")
+    }
+}
