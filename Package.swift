@@ -133,14 +133,14 @@ let package = Package(
             dependencies: [
                 "HerdrBase", "HerdrCrypto", "SSHClient", "PeerGate", "CompanionDevice", "EndToEndChannel", "NoiseRoads",
                 "RelayClient", "RelayProtocol",
-                "HomeRoad", "HerdrAgents", "NetworkPath", "Plumbing", "ScreenModel",
+                "HomeRoad", "HerdrAgents", "NetworkPath", "Plumbing", "ScreenModel", "SessionProtocol",
             ]),
         .executableTarget(
             name: "herdr-remote",
             dependencies: [
                 "HerdrKit", "CompanionPairing", "EndToEndChannel", "NoiseRoads", "PeerGate", "RelayClient", "HomeRoad",
                 "CLISupport", "PairImage", "HerdrAgents",
-                "Plumbing", "ScreenModel",
+                "Plumbing", "ScreenModel", "SessionProtocol",
             ]),
 
         // MARK: The computer: `herdr-pair` (the SSH road's pairing), `herdr-host` (the Noise roads).

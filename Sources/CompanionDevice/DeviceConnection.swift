@@ -5,7 +5,7 @@ import NetworkPath
 import NoiseRoads
 import Plumbing
 import RelayClient
-import ScreenModel
+import SessionProtocol
 import Synchronization
 
 /// A terminal session on the computer over the Noise roads (home network or relay), on the
@@ -58,8 +58,8 @@ public final class DeviceConnection: Sendable {
         /// Attach as a screen session: the computer keeps the terminal and sends screens.
         public var screen = false
         /// Where a screen session's screens go, from the thread that received them, in order,
-        /// each complete (with whether the bell rang); false ends the session. Nil: dropped.
-        public var screenSink: (@Sendable (TerminalScreen, Bool) -> Bool)?
+        /// each complete; false ends the session. Nil: dropped.
+        public var screenSink: (@Sendable (ScreenFrame) -> Bool)?
         /// While watching agents with nothing attached, each connection waits this long for its
         /// first board, then ends with this failure.
         public var boardWait: (seconds: Double, failure: Failure)?
@@ -119,7 +119,7 @@ public final class DeviceConnection: Sendable {
 
     private enum Effect: Sendable {
         case write([UInt8])
-        case draw(TerminalScreen, rang: Bool)
+        case draw(ScreenFrame)
         case event(Event)
     }
 
@@ -315,8 +315,8 @@ public final class DeviceConnection: Sendable {
             try? state.current?.channel.send(bytes)
         case .write(let bytes):
             outbox.enqueue(.write(bytes))
-        case .draw(let screen, let rang):
-            outbox.enqueue(.draw(screen, rang: rang))
+        case .draw(let frame):
+            outbox.enqueue(.draw(frame))
         case .emit(let event):
             outbox.enqueue(.event(event))
         case .finish(let termination):
@@ -362,8 +362,8 @@ public final class DeviceConnection: Sendable {
             case .write(let bytes):
                 let written = configuration.outputSink?(bytes) ?? true
                 steps.push(.input(written ? .shown(bytes.count) : .outputFailed))
-            case .draw(let screen, let rang):
-                if configuration.screenSink?(screen, rang) == false { steps.push(.input(.outputFailed)) }
+            case .draw(let frame):
+                if configuration.screenSink?(frame) == false { steps.push(.input(.outputFailed)) }
             case .event(let event):
                 if let handler = handler.withLock({ $0 }) { handler(event) } else { continuation.yield(event) }
                 if case .finished = event { continuation.finish() }

@@ -206,9 +206,9 @@ extension DeviceConnectionMachine {
             }
         case .output(let bytes):
             actions.append(.write(bytes))
-        case .screen(let screen, let state, let rang):
-            actions.append(.draw(screen, rang: rang))
-            link?.screenAck = state
+        case .screen(let frame):
+            actions.append(.draw(frame))
+            link?.screenAck = frame.state
             flush(now: now)
         case .exited(let status, let signal):
             // The computer keeps an ended session until told: its exit may have been lost.

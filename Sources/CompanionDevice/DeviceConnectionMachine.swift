@@ -98,8 +98,8 @@ public struct DeviceConnectionMachine: Sendable {
         case send([UInt8])
         /// Output for the output sink; `shown` (or `outputFailed`) follows once written.
         case write([UInt8])
-        /// A screen session's screen, complete: draw it (and ring the bell when `rang`).
-        case draw(TerminalScreen, rang: Bool)
+        /// A screen session's screen, complete: draw it.
+        case draw(ScreenFrame)
         case emit(Event)
         /// The last action.
         case finish(Termination)

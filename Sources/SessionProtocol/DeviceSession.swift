@@ -15,9 +15,8 @@ public struct DeviceSession: Sendable {
         case started(StartKind)
         /// New output for the screen.
         case output([UInt8])
-        /// A screen session's state `state` is complete: draw `screen` (ring the bell when
-        /// `rang`) and acknowledge the state.
-        case screen(TerminalScreen, state: UInt64, rang: Bool)
+        /// A screen session's state is complete: draw it and acknowledge it.
+        case screen(ScreenFrame)
         case exited(status: Int32?, signal: String?)
         /// The computer lost the session (`text` says why): open afresh with `attachMessage`.
         case attachAfresh(text: String)
@@ -170,7 +169,9 @@ public struct DeviceSession: Sendable {
             guard waitingFor == nil else { return .broken("a screen came before the session started") }
             switch replica!.apply(update) {
             case .partial: return .none
-            case .complete(let state, let rang): return .screen(replica!.screen, state: state, rang: rang)
+            case .complete(let state, let rang):
+                return .screen(
+                    ScreenFrame(screen: replica!.screen, state: state, inputBytes: replica!.inputBytes, rang: rang))
             case .broken(let why): return .broken(why)
             }
         case .exit(_, let end, let status, let signal):

@@ -44,7 +44,10 @@ enum ConnectCommand {
             libvterm) and sends screens instead of bytes, as mosh does: only the newest screen crosses a slow \
             or busy link, and a reconnect brings back one screen rather than the output missed. This \
             terminal then shows the computer's screen in its alternate screen; its own scrollback holds none \
-            of the session.
+            of the session. As in mosh, characters typed on a line can be shown before the computer echoes \
+            them, underlined until it does, and withdrawn when it does not (a password, a full-screen \
+            program): --predict adaptive (the default) shows them when the echo takes over 30 ms, always \
+            whenever they are believed, never not at all.
             """,
         arguments: [
             PositionalSpec(
@@ -55,6 +58,11 @@ enum ConnectCommand {
                 "road", valueName: "home|relay",
                 help: "For a companion host: take only this road (default: both, the home network preferred).",
                 completion: .values(["home", "relay"])),
+            OptionSpec(
+                "predict", valueName: "adaptive|always|never",
+                help:
+                    "With --screen: show typed characters before the computer echoes them (adaptive: when the echo takes over 30 ms).",
+                completion: .values(["adaptive", "always", "never"])),
             OptionSpec(
                 "agent", valueName: "target",
                 help:
@@ -98,14 +106,22 @@ enum ConnectCommand {
             options.agent = target
         }
         let terminal = LocalTerminal()
+        let predict = try arguments.string("predict").map { word in
+            guard let mode = EchoPredictor.Mode(rawValue: word) else {
+                throw arguments.usageError("option '--predict' must be adaptive, always or never, got '\(word)'")
+            }
+            return mode
+        }
         if arguments.flag("screen") {
             guard host.companion != nil else {
                 throw arguments.usageError("\(host.name) is reached over SSH; --screen is for companion hosts")
             }
             let size = terminal.size
-            let view = ScreenView(rows: size.rows, columns: size.cols)
+            let view = ScreenView(rows: size.rows, columns: size.cols, predict: predict ?? .adaptive)
             terminal.screenView = view
-            options.screen = { screen, rang in view.draw(screen, rang: rang) }
+            options.screen = { frame in view.draw(frame) }
+        } else if predict != nil {
+            throw arguments.usageError("--predict is for screen sessions: add --screen")
         }
         options.identityFiles = try HostCommands.identityFiles(arguments)
         options.agentSocketPath = AgentsCommand.agentSocket
@@ -125,13 +141,19 @@ enum ConnectCommand {
         let interpretEscapes = terminal.isInteractive
         return try await attach(session, host: host, terminal: terminal) { session in
             let input = session.input
+            let view = terminal.screenView
             StandardInputPump(
-                send: { input.send($0) }, interpretEscapes: interpretEscapes,
+                send: { bytes in
+                    input.send(bytes)
+                    view?.typed(bytes)
+                }, interpretEscapes: interpretEscapes,
                 onAction: { action in
                     switch action {
                     case .disconnect: session.disconnect()
                     case .showHelp: StandardError.write(EscapeSequence.help)
-                    case .send(let bytes): session.send(bytes)
+                    case .send(let bytes):
+                        session.send(bytes)
+                        view?.typed(bytes)
                     }
                 },
                 onEnd: { session.input.sendEOF() }

@@ -21,7 +21,7 @@ import Testing
     }
 
     static func drawn(_ actions: [Driver.Action]) -> [String] {
-        actions.compactMap { if case .draw(let screen, _) = $0 { screen.text(ofRow: 0) } else { nil } }
+        actions.compactMap { if case .draw(let frame) = $0 { frame.screen.text(ofRow: 0) } else { nil } }
     }
 
     @Test func aScreenSessionIsOpenedDrawnAcknowledgedResumedAndEnded() {

@@ -43,7 +43,7 @@ import Testing
         let terminal = try TmuxTerminal(directory: directory, width: 100, height: 30)
         try terminal.type("echo before-the-session")
         try terminal.type(
-            "XDG_CONFIG_HOME=\(road.deviceHome("phone").path) \(BuiltProgram.path("herdr-remote")) connect studio --screen; echo rc=$?"
+            "XDG_CONFIG_HOME=\(road.deviceHome("phone").path) \(BuiltProgram.path("herdr-remote")) connect studio --screen --predict always; echo rc=$?"
         )
         try terminal.waitFor("remote$ ")
         let socket = try #require(road.standInTmuxSocket)

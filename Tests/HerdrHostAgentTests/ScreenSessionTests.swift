@@ -21,7 +21,7 @@ import Testing
         var token: [UInt8] = []
         var inputReceived: UInt64 = 0
         var states: [ScreenUpdate] = []
-        var exit: (end: UInt64, status: Int32?)?
+        var exit: (end: UInt64, status: Int32?, signal: String?)?
         var scrollback: ScrollbackLines?
 
         init(_ device: ScriptedDevice) { self.device = device }
@@ -48,7 +48,7 @@ import Testing
                     case .partial: break
                     case .broken(let why): throw FixtureError("the computer broke the protocol: \(why)")
                     }
-                case .exit(_, let end, let status, _): exit = (end, status)
+                case .exit(_, let end, let status, let signal): exit = (end, status, signal)
                 case .scrollback(let lines): scrollback = lines
                 case .refused(_, _, let text): throw FixtureError("refused: \(text)")
                 default: throw FixtureError("unexpected \(message)")
@@ -107,7 +107,7 @@ import Testing
         // The end: the last screen, then the exit naming it.
         try screen.device.send(SessionMessage.endOfInput(stream: 1).bytes)
         try screen.read { $0.exit != nil }
-        #expect(screen.exit?.status == 0)
+        #expect(screen.exit?.status == 0, "\(String(describing: screen.exit)); \(agent.stderr)")
         #expect(screen.exit?.end == screen.replica.state, "the exit names the last state, which arrived first")
         try screen.device.send(SessionMessage.close(stream: 1).bytes)
     }

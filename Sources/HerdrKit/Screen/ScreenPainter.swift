@@ -34,8 +34,11 @@ public struct ScreenPainter: Sendable {
         shown = nil
     }
 
-    /// The bytes that turn what the terminal shows into `screen` (with a bell when `rang`).
+    /// The bytes that turn what the terminal shows into `screen` (with a bell when `rang`); none
+    /// when it shows it already.
     public mutating func paint(_ screen: TerminalScreen, rang: Bool = false) -> [UInt8] {
+        // A state that only confirmed input: nothing to draw, so nothing written.
+        if screen == shown, !rang { return [] }
         var out = "\u{1B}[?25l"  // no cursor flying over the rows being drawn
         let previous = shown
         if previous == nil { out += "\u{1B}[0m\u{1B}[H\u{1B}[2J" }

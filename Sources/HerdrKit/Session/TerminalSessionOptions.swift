@@ -1,7 +1,7 @@
 import HerdrAgents
 import NoiseRoads
 import SSHClient
-import ScreenModel
+import SessionProtocol
 
 /// Tuning for a terminal session; the defaults suit an interactive terminal on a tailnet.
 public struct TerminalSessionOptions: Sendable {
@@ -29,9 +29,9 @@ public struct TerminalSessionOptions: Sendable {
     /// It may block (the host then waits in its SSH window); returning false ends the session.
     public var directOutput: (@Sendable ([UInt8]) -> Bool)?
     /// Noise roads: a screen session (docs/companion.md, "Screen sessions"): the computer keeps
-    /// the terminal and each complete screen comes here (with whether the bell rang), from the
-    /// connection's own thread, in order; false ends the session. Nil: a session of bytes.
-    public var screen: (@Sendable (TerminalScreen, Bool) -> Bool)?
+    /// the terminal and each complete screen comes here, from the connection's own thread, in
+    /// order; false ends the session. Nil: a session of bytes.
+    public var screen: (@Sendable (ScreenFrame) -> Bool)?
     /// For a companion host: which roads a connection may take (home network, relay, or both raced).
     public var road: DeviceRoads.Choice = .any
     /// Land in this agent's pane (`connect --agent`) instead of the host's herdr session: the

@@ -56,6 +56,9 @@ import Testing
                 ],
                 columns: 12, cursor: (3, 2), title: "two"),
         ]
+        let first = painter.paint(screens[0])
+        _ = terminal.feed(first)
+        #expect(!first.isEmpty && painter.paint(screens[0]).isEmpty, "the same screen again writes nothing")
         for screen in screens {
             _ = terminal.feed(painter.paint(screen))
             #expect(Self.shows(terminal, screen), "\(terminal.snapshot().lines.map { $0.map(\.text) })")
