@@ -55,10 +55,22 @@ struct WanPhases {
         let offset = screen.shownCount
         screen.write([3])
         // Without the prompt's trailing space: mosh draws a blank cell as an erase, not a space.
-        guard let still = screen.waitUntilQuiet(for: 2, timeout: 60),
-            screen.waitFor(String(Self.prompt.dropLast()), after: offset, timeout: 0.1)
-        else { return nil }
-        if ProcessInfo.processInfo.environment["HERDR_BENCH_WAN_TRACE"] != nil {
+        // The prompt first: a program that draws screens shows `yes` as one still screen of y,
+        // quiet long before the Ctrl-C.
+        let trace = ProcessInfo.processInfo.environment["HERDR_BENCH_WAN_TRACE"] != nil
+        guard screen.waitFor(String(Self.prompt.dropLast()), after: offset, timeout: 60),
+            let still = screen.waitUntilQuiet(for: 2, timeout: 60)
+        else {
+            if trace {
+                let tail = String(decoding: screen.shown.suffix(300), as: UTF8.self)
+                FileHandle.standardError.write(
+                    Data(
+                        ("\(program.label): no prompt after Ctrl-C; shown after it: \(screen.timeline(after: interrupted)); "
+                            + "the last text: \(tail.debugDescription); stderr: \(screen.stderr)\n").utf8))
+            }
+            return nil
+        }
+        if trace {
             let prompt = screen.arrival(of: Array(Self.prompt.dropLast().utf8), after: offset, timeout: 0)
             FileHandle.standardError.write(
                 Data(

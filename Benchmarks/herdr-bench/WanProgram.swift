@@ -9,6 +9,9 @@ enum WanProgram: String, CaseIterable, Sendable {
     case sshRoad = "ssh-road"
     case relayRoad = "relay-road"
     case homeRoad = "home-road"
+    /// The relay and home roads with `connect --screen`: screens, not bytes.
+    case relayScreen = "relay-screen"
+    case homeScreen = "home-screen"
     case ssh
     case mosh
     case moshPredicted = "mosh-predicted"
@@ -18,24 +21,29 @@ enum WanProgram: String, CaseIterable, Sendable {
         case .sshRoad: "herdr-remote, SSH road"
         case .relayRoad: "herdr-remote, relay road"
         case .homeRoad: "herdr-remote, home road"
+        case .relayScreen: "herdr-remote --screen, relay road"
+        case .homeScreen: "herdr-remote --screen, home road"
         case .ssh: "ssh -tt"
         case .mosh: "mosh (server echo)"
         case .moshPredicted: "mosh (prediction display)"
         }
     }
 
-    var isOurs: Bool { [.sshRoad, .relayRoad, .homeRoad].contains(self) }
+    var isOurs: Bool { [.sshRoad, .relayRoad, .homeRoad, .relayScreen, .homeScreen].contains(self) }
     /// Whether it resumes the session's byte stream (the Noise roads); the SSH road reattaches
     /// (its command starts again), ssh does not come back, mosh shows the screen's latest state.
     var resumesBytes: Bool { self == .relayRoad || self == .homeRoad }
-    var drawsScreen: Bool { self == .mosh || self == .moshPredicted }
+    var drawsScreen: Bool { [.mosh, .moshPredicted, .relayScreen, .homeScreen].contains(self) }
 
-    /// The roads chosen with HERDR_BENCH_WAN_ROADS (`ssh-road,relay-road,home-road`: the default).
+    /// The roads chosen with HERDR_BENCH_WAN_ROADS (`ssh-road,relay-road,home-road,relay-screen`:
+    /// the default).
     static func roads(_ setting: String?) throws -> [WanProgram] {
-        guard let setting, !setting.isEmpty else { return [.sshRoad, .relayRoad, .homeRoad] }
+        guard let setting, !setting.isEmpty else { return [.sshRoad, .relayRoad, .homeRoad, .relayScreen] }
         return try setting.split(separator: ",").map {
             guard let road = WanProgram(rawValue: String($0)), road.isOurs else {
-                throw FixtureError("HERDR_BENCH_WAN_ROADS: \($0) is not one of ssh-road, relay-road, home-road")
+                throw FixtureError(
+                    "HERDR_BENCH_WAN_ROADS: \($0) is not one of ssh-road, relay-road, home-road, relay-screen, home-screen"
+                )
             }
             return road
         }
@@ -56,7 +64,8 @@ struct WanLaunch {
         let device = try roads.network.namespace("device")
         let remote = BuiltProgram.path("herdr-remote")
         executable = ip
-        var environment = roads.deviceEnvironment(which == .homeRoad ? WanRoads.devices[1] : WanRoads.devices[0])
+        let home = which == .homeRoad || which == .homeScreen
+        var environment = roads.deviceEnvironment(home ? WanRoads.devices[1] : WanRoads.devices[0])
         var server: MoshServer?
         let program: [String]
         switch which {
@@ -65,6 +74,8 @@ struct WanLaunch {
             program = [remote, "connect", "wan-ssh", "--accept-new-host-key"]
         case .relayRoad: program = [remote, "connect", "wan", "--road", "relay"]
         case .homeRoad: program = [remote, "connect", "wan", "--road", "home"]
+        case .relayScreen: program = [remote, "connect", "wan", "--road", "relay", "--screen"]
+        case .homeScreen: program = [remote, "connect", "wan", "--road", "home", "--screen"]
         case .ssh:
             program = [
                 try ProcessRunner.which("ssh"), "-tt", "-F", "/dev/null", "-i", roads.deviceKeyFile, "-p",

@@ -145,4 +145,78 @@ import Testing
         }
         #expect(refused)
     }
+
+    /// The resident memory of process `pid`, in bytes.
+    static func residentBytes(_ pid: pid_t) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+        return (Int(line.split(separator: " ")[1]) ?? 0) * 1024
+    }
+
+    /// 4 MB of random bytes, a megabyte line and 20,000 scrolled lines into one screen session
+    /// while a session of bytes beside it echoes: the echo never waits for the flood, herdr-host's
+    /// memory stays within its bounds, and the flood's screen comes through to its end.
+    @Test func hostileOutputStallsNoOtherSessionAndStaysWithinItsBounds() throws {
+        let road = try RelayRoadFixture()
+        try road.pair()
+        let flood = [
+            "head -c 4000000 /dev/urandom", "head -c 1048576 /dev/zero | tr '\\0' x", "seq 20000",
+            // Whatever state the random bytes left: cancel a sequence, leave a string, reset.
+            #"printf '\030\033\\\033c'"#, "echo flood-done",
+        ].joined(separator: "; ")
+        try road.configure(
+            "session-command", #"if [ "$HERDR_SESSION" = flood ]; then \#(flood); fi; exec cat"#)
+        let agent = try road.startAgent()
+        defer { agent.signal(SIGTERM) }
+        let device = try ScriptedDevice.overRelay(road)
+        defer { device.close() }
+        try device.send(SessionMessage.open(stream: 1, name: nil, cols: 80, rows: 24, window: 1 << 20).bytes)
+        try device.send(
+            SessionMessage.openScreen(stream: 2, target: .session(name: "flood"), cols: 80, rows: 24).bytes)
+        #expect(agent.waitFor("phone: started a screen session"), "\(agent.stderr)")
+        let idle = try Self.residentBytes(agent.process.pid)
+
+        // Keystrokes echo on stream 1 all through the flood; stream 2's newest state is
+        // acknowledged after each echo. A keystroke and an acknowledgement each 100 ms keep
+        // this device within the relay's frame rate.
+        var replica = ScreenReplica()
+        var peak = idle
+        var echoes = 0
+        var floodDone = false
+        let deadline = Date().addingTimeInterval(120)
+        while !floodDone, Date() < deadline {
+            usleep(100_000)
+            echoes += 1
+            let word = "echo-\(echoes)"
+            try device.send(SessionMessage.input(stream: 1, data: Array("\(word)\r".utf8)).bytes)
+            var echoed: [UInt8] = []
+            var complete: UInt64?
+            while !String(decoding: echoed, as: UTF8.self).contains(word) {
+                guard let bytes = try device.next() else {
+                    throw FixtureError("the channel ended; herdr-host said: \(agent.stderr)")
+                }
+                switch try ChannelMessage(parsing: bytes) {
+                case .session(.output(1, _, let data)): echoed += data
+                case .session(.screen(let update)):
+                    switch replica.apply(update) {
+                    case .complete(let state, _):
+                        complete = state
+                        floodDone = (0..<replica.screen.rows).contains {
+                            replica.screen.text(ofRow: $0).contains("flood-done")
+                        }
+                    case .partial: break
+                    case .broken(let why): throw FixtureError("the computer broke the protocol: \(why)")
+                    }
+                default: break
+                }
+            }
+            if let complete { try device.send(SessionMessage.screenAck(stream: 2, state: complete).bytes) }
+            peak = max(peak, try Self.residentBytes(agent.process.pid))
+        }
+        #expect(floodDone, "the flood's last screen came: \(replica.screen.text(ofRow: 0))")
+        print("hostile output: \(echoes) echoes, \(String(format: "%.1f", -deadline.timeIntervalSinceNow + 120)) s")
+        #expect(echoes > 1, "keystrokes echoed while the flood ran")
+        // The screen absorbs the flood: herdr-host grows by its scrollback's bound, not the output.
+        #expect(peak - idle < 64 << 20, "herdr-host grew from \(idle >> 20) MiB to \(peak >> 20) MiB")
+    }
 }
