@@ -6,6 +6,8 @@ import TestSupport
 /// far side): one-byte round trips, timed from the write to the byte coming back.
 final class PipedEcho {
     let executable: String
+    /// What errors call it: the program's name, or `executable`.
+    let name: String
     var pid: pid_t { child.pid }
     private let input: PipePair
     private let output: PipePair
@@ -18,9 +20,11 @@ final class PipedEcho {
     /// for up to `warmUp` seconds). `drawsScreen`: its output is a terminal's (see `screen`).
     init(
         executable: String, arguments: [String], environment: [String: String]?, drawsScreen: Bool = false,
+        name: String? = nil,
         warmUp: Double = 20
     ) throws {
         self.executable = executable
+        self.name = name ?? executable
         screen = drawsScreen ? TerminalTextFilter() : nil
         input = try PipePair()
         output = try PipePair()
@@ -36,7 +40,7 @@ final class PipedEcho {
         }
         guard warmed else {
             stop()
-            throw FixtureError("\(executable) never echoed")
+            throw FixtureError("\(self.name) never echoed")
         }
     }
 
@@ -47,7 +51,7 @@ final class PipedEcho {
         _ = write(input.write, &byte, 1)
         while true {
             guard let got = readByte(timeout: 5) else {
-                throw FixtureError("\(executable): no echo for keystroke \(index)")
+                throw FixtureError("\(name): no echo for keystroke \(index)")
             }
             if got == byte { return now() - start }
         }

@@ -13,22 +13,29 @@ struct WanPhases {
     /// cat` on the far side.
     func keystrokes(_ programs: [WanProgram], count: Int) throws -> [WanProgram: [Double]] {
         try roads.useSessionCommand(SSHBenchmarks.echoCommand)
-        var launches: [WanLaunch] = []
-        var echoes: [PipedEcho] = []
-        defer {
-            for echo in echoes { echo.stop() }
-            for launch in launches { launch.stop() }
+        // One paired device's newest connection takes its route from the one before: each screen
+        // road runs alone, after the roads of bytes.
+        var samples: [WanProgram: [Double]] = [:]
+        let groups = [programs.filter { !$0.isScreenRoad }] + programs.filter(\.isScreenRoad).map { [$0] }
+        for group in groups where !group.isEmpty {
+            var launches: [WanLaunch] = []
+            var echoes: [PipedEcho] = []
+            defer {
+                for echo in echoes { echo.stop() }
+                for launch in launches { launch.stop() }
+            }
+            for program in group {
+                let launch = try WanLaunch(program, roads: roads, command: SSHBenchmarks.echoCommand)
+                launches.append(launch)
+                echoes.append(
+                    try PipedEcho(
+                        executable: launch.executable, arguments: launch.arguments, environment: launch.environment,
+                        drawsScreen: program.drawsScreen, name: program.label, warmUp: 60))
+            }
+            let measured = try interleavedRoundTrips(echoes, count: count, pace: 0.05)
+            for (program, seconds) in zip(group, measured) { samples[program] = seconds }
         }
-        for program in programs {
-            let launch = try WanLaunch(program, roads: roads, command: SSHBenchmarks.echoCommand)
-            launches.append(launch)
-            echoes.append(
-                try PipedEcho(
-                    executable: launch.executable, arguments: launch.arguments, environment: launch.environment,
-                    drawsScreen: program.drawsScreen, warmUp: 60))
-        }
-        let samples = try interleavedRoundTrips(echoes, count: count, pace: 0.05)
-        return Dictionary(uniqueKeysWithValues: zip(programs, samples))
+        return samples
     }
 
     /// The prompt of the interrupt phase's shell.

@@ -12,6 +12,8 @@ enum WanProgram: String, CaseIterable, Sendable {
     /// The relay and home roads with `connect --screen`: screens, not bytes.
     case relayScreen = "relay-screen"
     case homeScreen = "home-screen"
+    /// The relay road with `connect --screen --predict never`: the computer's echo alone.
+    case relayScreenEcho = "relay-screen-echo"
     case ssh
     case mosh
     case moshPredicted = "mosh-predicted"
@@ -23,17 +25,22 @@ enum WanProgram: String, CaseIterable, Sendable {
         case .homeRoad: "herdr-remote, home road"
         case .relayScreen: "herdr-remote --screen, relay road"
         case .homeScreen: "herdr-remote --screen, home road"
+        case .relayScreenEcho: "herdr-remote --screen --predict never, relay road"
         case .ssh: "ssh -tt"
         case .mosh: "mosh (server echo)"
         case .moshPredicted: "mosh (prediction display)"
         }
     }
 
-    var isOurs: Bool { [.sshRoad, .relayRoad, .homeRoad, .relayScreen, .homeScreen].contains(self) }
+    var isOurs: Bool {
+        [.sshRoad, .relayRoad, .homeRoad, .relayScreen, .homeScreen, .relayScreenEcho].contains(self)
+    }
     /// Whether it resumes the session's byte stream (the Noise roads); the SSH road reattaches
     /// (its command starts again), ssh does not come back, mosh shows the screen's latest state.
     var resumesBytes: Bool { self == .relayRoad || self == .homeRoad }
-    var drawsScreen: Bool { [.mosh, .moshPredicted, .relayScreen, .homeScreen].contains(self) }
+    /// The roads with `connect --screen`: each shares its paired device with a road of bytes.
+    var isScreenRoad: Bool { [.relayScreen, .homeScreen, .relayScreenEcho].contains(self) }
+    var drawsScreen: Bool { isScreenRoad || self == .mosh || self == .moshPredicted }
 
     /// The roads chosen with HERDR_BENCH_WAN_ROADS (`ssh-road,relay-road,home-road,relay-screen`:
     /// the default).
@@ -42,7 +49,7 @@ enum WanProgram: String, CaseIterable, Sendable {
         return try setting.split(separator: ",").map {
             guard let road = WanProgram(rawValue: String($0)), road.isOurs else {
                 throw FixtureError(
-                    "HERDR_BENCH_WAN_ROADS: \($0) is not one of ssh-road, relay-road, home-road, relay-screen, home-screen"
+                    "HERDR_BENCH_WAN_ROADS: \($0) is not one of ssh-road, relay-road, home-road, relay-screen, home-screen, relay-screen-echo"
                 )
             }
             return road
@@ -76,6 +83,8 @@ struct WanLaunch {
         case .homeRoad: program = [remote, "connect", "wan", "--road", "home"]
         case .relayScreen: program = [remote, "connect", "wan", "--road", "relay", "--screen"]
         case .homeScreen: program = [remote, "connect", "wan", "--road", "home", "--screen"]
+        case .relayScreenEcho:
+            program = [remote, "connect", "wan", "--road", "relay", "--screen", "--predict", "never"]
         case .ssh:
             program = [
                 try ProcessRunner.which("ssh"), "-tt", "-F", "/dev/null", "-i", roads.deviceKeyFile, "-p",

@@ -11,7 +11,7 @@ struct WanReport {
         self.results = results
         roads =
             results.roads?.compactMap(WanProgram.init(rawValue:))
-            ?? [.sshRoad, .relayRoad, .homeRoad, .relayScreen, .homeScreen].filter { road in
+            ?? WanProgram.allCases.filter(\.isOurs).filter { road in
                 results.keystrokes.contains { $0.program == road.rawValue }
                     || results.recoveries.contains { $0.program == road.rawValue }
             }

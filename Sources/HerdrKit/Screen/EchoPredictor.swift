@@ -11,9 +11,10 @@ import SessionProtocol
 /// A prediction is judged by the input count of the computer's screens (`ScreenFrame.inputBytes`,
 /// the bytes the program had had 50 ms to echo): once a screen covers a key, the key's echo was
 /// either seen by then or it is not coming. Only printable ASCII and backspace on the current
-/// line are predicted; any other key (Enter, an arrow, a control character) stops predicting
-/// until the computer covers it, and nothing is predicted on the alternate screen, where
-/// full-screen programs draw as they like.
+/// line are predicted (the last column wrapping to the next row); any other key (Enter, an
+/// arrow, a control character) stops predicting until the computer covers it, the keys typed
+/// meanwhile counted so that guesses resume after them, and nothing is predicted on the
+/// alternate screen, where full-screen programs draw as they like.
 public struct EchoPredictor: Sendable {
     /// When predictions are shown (`connect --predict`).
     public enum Mode: String, Sendable, CaseIterable {
@@ -38,17 +39,20 @@ public struct EchoPredictor: Sendable {
         var typedAt: Double
         /// When a screen from the computer first showed it.
         var seenAt: Double?
-
-        /// Where the cursor stands after this key.
-        var cursorAfter: Int { text.isEmpty ? column : column + 1 }
+        /// Where the cursor stands after this key (the next row's start after the last column,
+        /// as a terminal wraps).
+        var after: (row: Int, column: Int)
     }
 
     public let mode: Mode
     /// Input bytes typed in the session so far (the computer counts the same bytes).
     private var typed: UInt64 = 0
     private var pending: [Prediction] = []
-    /// Nothing is predicted until the computer covered input up to here (a key not predicted).
+    /// Nothing is predicted until the computer covered input up to here (a key not guessed).
     private var holdUntil: UInt64 = 0
+    /// Printable keys and backspaces typed while holding, not drawn: once the hold ends, those
+    /// the computer has not covered yet still move its cursor (by `advance`) when they arrive.
+    private var blind: [(input: UInt64, advance: Int)] = []
     /// Whether predictions are shown: false after a wrong one, until one comes true.
     private var trusted = true
     /// The latest screen from the computer, and the input it covers.
@@ -73,18 +77,27 @@ public struct EchoPredictor: Sendable {
         for byte in bytes {
             typed += 1
             guard mode != .never else { continue }
+            let guessable = (0x20...0x7E).contains(byte) || byte == 0x7F || byte == 0x08
             guard let frame = latest, !frame.screen.modes.alternateScreen, frame.inputBytes >= holdUntil else {
-                holdUntil = max(holdUntil, typed)
+                // Keys typed while holding do not prolong the hold (someone typing faster than
+                // the round trip would never see a guess again): a guessable one is counted.
+                if guessable { blind.append((typed, byte >= 0x20 && byte != 0x7F ? 1 : -1)) } else { holdUntil = typed }
                 continue
             }
-            let (row, column) = cursor(of: frame.screen)
+            let screen = frame.screen
+            let (row, column) = cursor(of: screen)
+            // The last column wraps to the next row; on the last row it would scroll: not guessed.
+            let wraps = column >= screen.columns - 1
             switch byte {
-            case 0x20...0x7E where column < frame.screen.columns - 1:
+            case 0x20...0x7E where row < screen.rows && column < screen.columns && (!wraps || row + 1 < screen.rows):
                 pending.append(
                     Prediction(
-                        input: typed, row: row, column: column, text: String(UnicodeScalar(byte)), typedAt: now))
-            case 0x7F where column > 0, 0x08 where column > 0:
-                pending.append(Prediction(input: typed, row: row, column: column - 1, text: "", typedAt: now))
+                        input: typed, row: row, column: column, text: String(UnicodeScalar(byte)), typedAt: now,
+                        after: wraps ? (row + 1, 0) : (row, column + 1)))
+            case 0x7F where column > 0 && column < screen.columns, 0x08 where column > 0 && column < screen.columns:
+                pending.append(
+                    Prediction(
+                        input: typed, row: row, column: column - 1, text: "", typedAt: now, after: (row, column - 1)))
             default:
                 // Enter, an escape sequence, a multibyte character, the end of the line: what the
                 // program does with it is not a guess worth drawing.
@@ -97,6 +110,7 @@ public struct EchoPredictor: Sendable {
     /// it covers are judged.
     public mutating func received(_ frame: ScreenFrame, now: Double) {
         latest = frame
+        blind.removeAll { $0.input <= frame.inputBytes }
         for index in pending.indices where pending[index].seenAt == nil && Self.shows(frame.screen, pending[index]) {
             pending[index].seenAt = now
             let sample = now - pending[index].typedAt
@@ -126,20 +140,29 @@ public struct EchoPredictor: Sendable {
             style.underline = .single
             screen.lines[prediction.row][prediction.column] =
                 prediction.text.isEmpty ? .blank : ScreenCell(text: prediction.text, style: style)
-            cursor = (prediction.row, prediction.cursorAfter)
+            cursor = prediction.after
         }
         if let cursor {
-            screen.cursor.row = cursor.row
+            screen.cursor.row = min(cursor.row, screen.rows - 1)
             screen.cursor.column = min(cursor.column, screen.columns - 1)
         }
         return screen
     }
 
     /// Where the next key's echo goes: after the last prediction not yet seen, else the
-    /// computer's cursor.
+    /// computer's cursor. A cursor on a written last column is taken to wait to wrap, as a
+    /// terminal's does after writing there.
     private func cursor(of screen: TerminalScreen) -> (row: Int, column: Int) {
-        if let last = pending.last(where: { $0.seenAt == nil }) { return (last.row, last.cursorAfter) }
-        return (screen.cursor.row, screen.cursor.column)
+        if let last = pending.last(where: { $0.seenAt == nil }) { return last.after }
+        let cursor = screen.cursor
+        if cursor.column == screen.columns - 1, cursor.row < screen.rows,
+            !screen.lines[cursor.row][cursor.column].text.isEmpty
+        {
+            return (cursor.row + 1, 0)
+        }
+        // Keys typed blind that the computer has not covered land after its cursor.
+        let column = cursor.column + blind.reduce(0) { $0 + $1.advance }
+        return (cursor.row, column < 0 ? screen.columns : column)
     }
 
     private static func shows(_ screen: TerminalScreen, _ prediction: Prediction) -> Bool {

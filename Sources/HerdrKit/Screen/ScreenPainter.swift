@@ -43,12 +43,16 @@ public struct ScreenPainter: Sendable {
         let previous = shown
         if previous == nil { out += "\u{1B}[0m\u{1B}[H\u{1B}[2J" }
         let rows = min(screen.rows, size.rows)
+        let columns = min(screen.columns, size.columns)
         for row in 0..<rows {
             let line = screen.lines[row]
-            if let previous, row < previous.rows, previous.columns == screen.columns, previous.lines[row] == line {
-                continue
+            var span = 0..<columns
+            if let previous, row < previous.rows, previous.columns == screen.columns {
+                guard let changed = Self.changed(previous.lines[row], line) else { continue }
+                span = changed.clamped(to: 0..<columns)
+                guard !span.isEmpty else { continue }
             }
-            out += "\u{1B}[\(row + 1);1H" + Self.text(of: line, columns: min(screen.columns, size.columns))
+            out += "\u{1B}[\(row + 1);\(span.lowerBound + 1)H" + Self.text(of: line, span, columns: columns)
         }
         if let previous, previous.rows > screen.rows || previous.columns > screen.columns {
             // A smaller screen than before: what lay outside it goes.
@@ -70,15 +74,30 @@ public struct ScreenPainter: Sendable {
         return Array(out.utf8)
     }
 
-    /// One row's cells from its first column: each style change as SGR, a wide character once
-    /// (its right half is the terminal's), empty cells and the blanks at the end erased rather
-    /// than written.
-    static func text(of line: [ScreenCell], columns: Int) -> String {
+    /// The columns where `new` differs from `old` (a wide character's two halves together), or
+    /// nil when it does not: only those are drawn again, as mosh's client does.
+    static func changed(_ old: [ScreenCell], _ new: [ScreenCell]) -> Range<Int>? {
+        guard old != new, old.count == new.count else { return old == new ? nil : 0..<new.count }
+        var first = 0
+        while old[first] == new[first] { first += 1 }
+        var last = new.count - 1
+        while old[last] == new[last] { last -= 1 }
+        if first > 0, new[first].width == 0 || old[first].width == 0 { first -= 1 }
+        if last + 1 < new.count, new[last].width == 2 || old[last].width == 2 { last += 1 }
+        return first..<last + 1
+    }
+
+    /// The cells of `span` of a row: each style change as SGR, a wide character once (its right
+    /// half is the terminal's), empty cells erased rather than written, and the blanks at the
+    /// end of the row erased to its end.
+    static func text(of line: [ScreenCell], _ span: Range<Int>, columns: Int) -> String {
         var end = min(columns, line.count)
         while end > 0, line[end - 1] == .blank { end -= 1 }
+        let erasesToEnd = span.upperBound > end
+        end = min(end, span.upperBound)
         var out = "\u{1B}[0m"
         var style = CellStyle.plain
-        var column = 0
+        var column = span.lowerBound
         while column < end {
             let cell = line[column]
             if cell.style != style {
@@ -109,7 +128,7 @@ public struct ScreenPainter: Sendable {
             column += 1
         }
         out += "\u{1B}[0m"
-        if end < columns { out += "\u{1B}[K" }
+        if erasesToEnd, end < columns { out += "\u{1B}[K" }
         return out
     }
 

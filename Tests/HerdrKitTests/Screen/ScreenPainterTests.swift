@@ -70,14 +70,25 @@ import Testing
         let styles = [CellStyle.plain, Self.red, Self.fancy]
         let terminal = try Self.local(rows: 6, columns: 20)
         var painter = ScreenPainter(rows: 6, columns: 20)
-        for _ in 0..<200 {
+        for _ in 0..<400 {
+            // Many cells alike (a plain `a`), so that a change often starts in the middle of a
+            // row; wide characters among them.
             let rows = (0..<6).map { _ -> [ScreenCell] in
                 let count = Int(random.next() % 21)
-                return (0..<count).map { _ in
+                var cells: [ScreenCell] = []
+                while cells.count < count {
                     let style = styles[Int(random.next() % 3)]
-                    return random.next() % 4 == 0
-                        ? ScreenCell(text: "", style: .plain) : Self.cells("xyz#", style)[Int(random.next() % 4)]
+                    switch random.next() % 8 {
+                    case 0: cells.append(ScreenCell(text: "", style: .plain))
+                    case 1 where cells.count + 2 <= count:
+                        cells += [
+                            ScreenCell(text: "界", width: 2, style: style), ScreenCell(text: "", width: 0, style: style),
+                        ]
+                    case 2, 3: cells.append(ScreenCell(text: "a"))
+                    default: cells.append(Self.cells("xyz#", style)[Int(random.next() % 4)])
+                    }
                 }
+                return cells
             }
             let screen = Self.screen(
                 rows, columns: 20, cursor: (Int(random.next() % 6), Int(random.next() % 20)), title: "t")
