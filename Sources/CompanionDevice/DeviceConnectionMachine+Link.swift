@@ -173,31 +173,24 @@ extension DeviceConnectionMachine {
         switch session.receive(message) {
         case .none:
             return
-        case .started(let kind) where session.isScreen:
-            // A screen session's start says how much input arrived: the rest goes again, first.
-            if kind == .afresh {
-                inputLog.reset()
-            } else if let resend = inputLog.rewind(toReceived: session.inputReceivedAtStart) {
-                input = resend + input
-            }
-            link?.stream = session.stream
-            flush(now: now)
-            switch kind {
-            case .first: emit(.started)
-            case .resumed: emit(.resumed)
-            case .afresh: break  // told with attachedAfresh already
-            }
         case .started(let kind):
-            // The computer keeps to at most the window `started` names; the path's share of it
-            // starts small and grows as the path shows it carries more.
-            var window = PathWindow(ceiling: session.flow.window)
-            session.setWindow(window.current)
             // A session opened afresh counts its input from 0, like the computer does.
             if kind == .afresh { inputLog.reset() }
             link?.stream = session.stream
-            if let rtt = link?.liveness.smoothedRTT { window.roundTrip(rtt) }
-            if window.current < window.ceiling { link?.windowChange = window.current }
-            link?.window = window
+            if session.isScreen {
+                // A screen session's start says how much input arrived: the rest goes again, first.
+                if kind != .afresh, let resend = inputLog.rewind(toReceived: session.inputReceivedAtStart) {
+                    input = resend + input
+                }
+            } else {
+                // The computer keeps to at most the window `started` names; the path's share of
+                // it starts small and grows as the path shows it carries more.
+                var window = PathWindow(ceiling: session.flow.window)
+                session.setWindow(window.current)
+                if let rtt = link?.liveness.smoothedRTT { window.roundTrip(rtt) }
+                if window.current < window.ceiling { link?.windowChange = window.current }
+                link?.window = window
+            }
             flush(now: now)
             switch kind {
             case .first: emit(.started)

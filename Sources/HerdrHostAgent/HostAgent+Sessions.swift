@@ -119,19 +119,16 @@ extension HostAgent {
             directory: SessionCommand.homeDirectory(), cols: cols, rows: rows)
         guard let work = loop.work else { return "the agent is stopping" }
         do {
-            if screen {
-                let terminal = try ScreenTerminal(rows: rows, columns: cols)
-                loop.screens[id] = terminal
-                // Fed on the PTY's own thread: a flood is read as fast as libvterm takes it.
-                loop.ptys[id] = try PTYProcess(launch) { event in
-                    if case .output(let bytes) = event {
-                        work.push(.screen(id, replies: terminal.feed(bytes)))
-                    } else {
-                        work.push(.pty(id, event))
-                    }
+            let terminal = screen ? try ScreenTerminal(rows: rows, columns: cols) : nil
+            loop.screens[id] = terminal
+            loop.ptys[id] = try PTYProcess(launch) { event in
+                // A screen session's output is fed on the PTY's own thread: a flood is read as
+                // fast as libvterm takes it.
+                if let terminal, case .output(let bytes) = event {
+                    work.push(.screen(id, replies: terminal.feed(bytes)))
+                } else {
+                    work.push(.pty(id, event))
                 }
-            } else {
-                loop.ptys[id] = try PTYProcess(launch) { event in work.push(.pty(id, event)) }
             }
             let who = deviceName(device, loop)
             let what: String

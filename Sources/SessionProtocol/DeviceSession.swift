@@ -111,14 +111,9 @@ public struct DeviceSession: Sendable {
             }
             guard resuming || offset == 0 else { return .broken("a new session's output started at byte \(offset)") }
             guard window <= self.window else { return .broken("the computer took a window of \(window) bytes") }
-            waitingFor = nil
-            self.token = token
             // Credits come every quarter of the window the computer keeps to, or it would wait.
             flow.window = window
-            let kind: StartKind = afresh ? .afresh : (resuming ? .resumed : (hasStarted ? .afresh : .first))
-            afresh = false
-            hasStarted = true
-            return .started(kind)
+            return started(token: token, resuming: resuming)
         case .output(_, let offset, let data):
             guard waitingFor == nil else { return .broken("output came before the session started") }
             guard let fresh = flow.receive(offset: offset, data: data) else {
@@ -140,6 +135,16 @@ public struct DeviceSession: Sendable {
         }
     }
 
+    /// The session runs on this connection with `token`: how it started.
+    private mutating func started(token: [UInt8], resuming: Bool) -> Outcome {
+        waitingFor = nil
+        self.token = token
+        let kind: StartKind = afresh ? .afresh : (resuming ? .resumed : (hasStarted ? .afresh : .first))
+        afresh = false
+        hasStarted = true
+        return .started(kind)
+    }
+
     private mutating func refused(_ reason: SessionRefusal, text: String) -> Outcome {
         if token != nil, waitingFor == stream, reason == .unknownSession || reason == .resumePointLost {
             // Gone on the computer: a fresh attach, from a fresh output count and a blank screen.
@@ -158,13 +163,8 @@ public struct DeviceSession: Sendable {
             guard waitingFor == stream else { return .broken("the computer started a session twice") }
             let resuming = self.token != nil
             guard !resuming || token == self.token else { return .broken("the computer resumed another session") }
-            waitingFor = nil
-            self.token = token
             inputReceivedAtStart = inputReceived
-            let kind: StartKind = afresh ? .afresh : (resuming ? .resumed : (hasStarted ? .afresh : .first))
-            afresh = false
-            hasStarted = true
-            return .started(kind)
+            return started(token: token, resuming: resuming)
         case .screen(let update):
             guard waitingFor == nil else { return .broken("a screen came before the session started") }
             switch replica!.apply(update) {

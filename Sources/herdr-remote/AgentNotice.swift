@@ -1,5 +1,6 @@
 import Foundation
 import HerdrAgents
+import HerdrKit
 
 /// One agent that came to need a person (`blocked`) or finished (`done`), as `watch` tells it:
 /// the words of its notification, its line without a terminal, and `--exec`'s environment. Pure.
@@ -82,10 +83,6 @@ enum TerminalNotification {
     static let maximumCharacters = 200
 
     static func clean(_ text: String) -> String {
-        var scalars = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars where scalar.value >= 0x20 && !(0x7F...0x9F).contains(scalar.value) {
-            scalars.append(scalar)
-        }
-        return String(String(scalars).prefix(maximumCharacters))
+        String(TerminalText.printable(text).prefix(maximumCharacters))
     }
 }

@@ -65,7 +65,8 @@ public struct ScreenPainter: Sendable {
             if previous.rows > screen.rows, screen.rows < size.rows { out += "\u{1B}[\(screen.rows + 1);1H\u{1B}[J" }
         }
         out += modes(screen, previous: previous)
-        if previous?.title != screen.title { out += "\u{1B}]2;\(Self.printable(screen.title))\u{7}" }
+        // The computer's terminal already acted on any control: here one would be a command.
+        if previous?.title != screen.title { out += "\u{1B}]2;\(TerminalText.printable(screen.title))\u{7}" }
         let cursor = screen.cursor
         out += "\u{1B}[\(min(cursor.row, size.rows - 1) + 1);\(min(cursor.column, size.columns - 1) + 1)H"
         if cursor.visible { out += "\u{1B}[?25h" }
@@ -123,7 +124,7 @@ public struct ScreenPainter: Sendable {
                 // (a program's cursor movement cut its wide character) is a blank.
                 if column == 0 || line[column - 1].width != 2 { out += " " }
             } else {
-                out += printable(cell.text)
+                out += TerminalText.printable(cell.text)
             }
             column += 1
         }
@@ -185,16 +186,5 @@ public struct ScreenPainter: Sendable {
             out += now.reverseVideo ? "\u{1B}[?5h" : "\u{1B}[?5l"
         }
         return out
-    }
-
-    /// `text` without control characters, which the computer's terminal already interpreted:
-    /// one in a cell or a title would be a command to the local terminal.
-    static func printable(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else {
-            return text
-        }
-        return String(
-            String.UnicodeScalarView(
-                text.unicodeScalars.filter { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) }))
     }
 }
