@@ -10,7 +10,7 @@ apt_packages=(
   libzbar-dev libpng-dev qrencode       # herdr-remote pair --image (zbar, libpng); QR pictures for its tests
   libqrencode-dev zbar-tools util-linux # herdr-pair's QR code (libqrencode); zbarimg and setpriv for its tests
   openssh-server openssh-client tmux    # real peers: sshd, ssh-keygen/ssh-keyscan, the multiplexer
-  iproute2 procps                       # test network namespaces, ps
+  iproute2 procps vim less              # test network namespaces, ps; vim, less and top drawn through screen sessions
   libsqlite3-dev openssl                # herdr-relay's store (SQLite); throwaway TLS certificates for its tests
   libhiredis-dev redis-server haproxy   # herdr-relay's shared store (Redis, through hiredis) and the nodes' router, for its tests
   libvterm-dev                          # herdr-host's screen sessions: the terminal emulator that keeps the screen

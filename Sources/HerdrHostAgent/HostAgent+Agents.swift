@@ -112,7 +112,7 @@ extension HostAgent {
             loop.agents.held[device] = held
             return
         }
-        guard case .openAgent = message else {
+        guard Self.opensAnAgent(message) else {
             return perform(loop.sessions.received(message, from: device, now: MonotonicClock.now), loop)
         }
         guard loop.agents.current.isFresh else {
@@ -124,6 +124,15 @@ extension HostAgent {
         perform(
             loop.sessions.received(message, from: device, now: MonotonicClock.now, agents: loop.agents.current.board),
             loop)
+    }
+
+    /// Whether `message` opens an agent's pane (of bytes or as a screen session): the table checks
+    /// those against the board.
+    static func opensAnAgent(_ message: SessionMessage) -> Bool {
+        switch message {
+        case .openAgent, .openScreen(_, .agent, _, _): return true
+        default: return false
+        }
     }
 
     /// Hands held messages to the table once herdr was looked at (or the wait ran out), in order.

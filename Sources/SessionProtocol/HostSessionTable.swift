@@ -168,15 +168,9 @@ public struct HostSessionTable: Sendable {
                 .session(name), stream: stream, cols: cols, rows: rows, window: window, screen: false, device: device,
                 now: now)
         case .openAgent(let stream, let session, let pane, let cols, let rows, let window):
-            let key = AgentKey(session: session, pane: pane)
-            let board = agents ?? AgentBoard.notRead
-            if self.session(device, stream) == nil, let refusal = board.refusalToOpen(key) {
-                queue(.refused(stream: stream, reason: .unknownAgent, text: refusal), for: device)
-                return [.log(device, "was refused an agent: \(refusal)")]
-            }
-            return open(
-                .agent(key), stream: stream, cols: cols, rows: rows, window: window, screen: false, device: device,
-                now: now)
+            return openAgent(
+                AgentKey(session: session, pane: pane), stream: stream, cols: cols, rows: rows, window: window,
+                screen: false, device: device, agents: agents, now: now)
         case .resume(let stream, let token, let received, let cols, let rows, let window):
             guard session(device, stream) == nil else {
                 return [.dropConnection(device, reason: "resumed on stream \(stream), which is in use")]
@@ -215,15 +209,9 @@ public struct HostSessionTable: Sendable {
                     .session(name), stream: stream, cols: cols, rows: rows, window: 0, screen: true, device: device,
                     now: now)
             case .agent(let session, let pane):
-                let key = AgentKey(session: session, pane: pane)
-                if self.session(device, stream) == nil, let refusal = (agents ?? AgentBoard.notRead).refusalToOpen(key)
-                {
-                    queue(.refused(stream: stream, reason: .unknownAgent, text: refusal), for: device)
-                    return [.log(device, "was refused an agent: \(refusal)")]
-                }
-                return open(
-                    .agent(key), stream: stream, cols: cols, rows: rows, window: 0, screen: true, device: device,
-                    now: now)
+                return openAgent(
+                    AgentKey(session: session, pane: pane), stream: stream, cols: cols, rows: rows, window: 0,
+                    screen: true, device: device, agents: agents, now: now)
             }
         case .resumeScreen(let stream, let token, let cols, let rows):
             guard session(device, stream) == nil else {
@@ -242,6 +230,21 @@ public struct HostSessionTable: Sendable {
         case .started, .output, .exit, .refused, .screenStarted, .screen, .scrollback:
             return [.dropConnection(device, reason: "sent a message only the computer sends")]
         }
+    }
+
+    /// A new session on `stream` for the agent `key`, only if `agents` (the computer's board as it
+    /// is now; none is a board not read) lists it.
+    private mutating func openAgent(
+        _ key: AgentKey, stream: UInt32, cols: Int, rows: Int, window: Int, screen: Bool, device: UUID,
+        agents: AgentBoard?, now: Double
+    ) -> [Action] {
+        if session(device, stream) == nil, let refusal = (agents ?? AgentBoard.notRead).refusalToOpen(key) {
+            queue(.refused(stream: stream, reason: .unknownAgent, text: refusal), for: device)
+            return [.log(device, "was refused an agent: \(refusal)")]
+        }
+        return open(
+            .agent(key), stream: stream, cols: cols, rows: rows, window: window, screen: screen, device: device,
+            now: now)
     }
 
     /// A new session on `stream` for `target`, within the device's sessions.

@@ -17,11 +17,13 @@ import Testing
 
     /// Waits until the local terminal's top rows are the computer's pane (whose status line is
     /// the local terminal's last row); the last difference when they never are.
-    static func waitUntilSame(local: TmuxTerminal, remoteSocket: String, rows: Int) throws -> String? {
+    static func waitUntilSame(
+        local: TmuxTerminal, remoteSocket: String, target: String = "default", rows: Int
+    ) throws -> String? {
         let deadline = Date().addingTimeInterval(30)
         var difference = ""
         while Date() < deadline {
-            let remote = Array(try Self.rows(["-S", remoteSocket, "-t", "default"]).prefix(rows))
+            let remote = Array(try Self.rows(["-S", remoteSocket, "-t", target]).prefix(rows))
             let shown = Array(try Self.rows(["-S", local.socket, "-t", "local"]).prefix(rows))
             if remote == shown { return nil }
             let row =
@@ -79,5 +81,97 @@ import Testing
         try terminal.waitFor("rc=0")
         #expect(terminal.screen.contains("before-the-session"), "the main screen came back:\n\(terminal.screen)")
         #expect(!terminal.screen.contains("remote$ "), "nothing of the session is left on it:\n\(terminal.screen)")
+    }
+
+    /// Full-screen programs and what a shell prints, drawn here as the computer's pane holds
+    /// them: 256 colours and RGB, emoji and flags, vim with syntax colours (and back to the main
+    /// screen), less, and top. Each is compared once it has drawn, cell by cell and attribute by
+    /// attribute, then left as a person leaves it.
+    @Test func fullScreenProgramsAreDrawnHereAsOnTheComputer() throws {
+        let road = try RelayRoadFixture()
+        try road.useHerdrStandIn()
+        try road.pair()
+        let agent = try road.startAgent()
+        defer { agent.signal(SIGTERM) }
+        let directory = try TemporaryDirectory(prefix: "screen-programs-")
+        let source = directory.file("sample.c")
+        try (1...60).map { "int value\($0) = \($0 * 7); /* line \($0) of the sample */" }.joined(separator: "\n")
+            .write(to: source, atomically: true, encoding: .utf8)
+        let terminal = try TmuxTerminal(directory: directory, width: 100, height: 30)
+        try terminal.type(
+            "XDG_CONFIG_HOME=\(road.deviceHome("phone").path) \(BuiltProgram.path("herdr-remote")) connect studio --screen --predict never; echo rc=$?"
+        )
+        try terminal.waitFor("remote$ ")
+        let socket = try #require(road.standInTmuxSocket)
+        let rows = 29
+
+        func expectSame(_ what: String) throws {
+            let difference = try Self.waitUntilSame(local: terminal, remoteSocket: socket, rows: rows)
+            #expect(difference == nil, "\(what): the local terminal is not the computer's pane: \(difference ?? "")")
+        }
+
+        try terminal.type(
+            #"clear; for i in $(seq 0 255); do printf '\e[38;5;%dm#' $i; done; printf '\e[0m\n'; "#
+                + #"for i in $(seq 0 63); do printf '\e[48;2;%d;%d;128m \e[38;2;%d;99;200mx' $((i*4)) $((255-i*4)) $((i*3)); done; "#
+                + #"printf '\e[0m\n\xf0\x9f\x98\x80\xf0\x9f\x8e\x89 \xf0\x9f\x87\xab\xf0\x9f\x87\xb7 日本語 a\xcc\x88 %s\n' colours-$((2*3))"#
+        )
+        try terminal.waitFor("colours-6")
+        try expectSame("256 colours, RGB, emoji")
+
+        try terminal.type("vim -N -u NONE -i NONE -c 'syntax on' -c 'set number' \(source.path); echo vim=$?")
+        try terminal.waitFor("line 20 of the sample")
+        try expectSame("vim")
+        try terminal.type("30G", enter: false)
+        try expectSame("vim, moved to line 30")
+        try terminal.type(":q!")
+        try terminal.waitFor("vim=0")
+        try expectSame("the main screen after vim")
+
+        try terminal.type("less -N \(source.path); echo less=$?")
+        try terminal.waitFor("line 20 of the sample")
+        try expectSame("less")
+        try terminal.type("G", enter: false)
+        try terminal.waitFor("line 60 of the sample")
+        try expectSame("less, at the end")
+        try terminal.type("q", enter: false)
+        try terminal.waitFor("less=0")
+
+        try terminal.type("top -d 30; echo top=$?")
+        try terminal.waitFor("load average")
+        try expectSame("top")
+        try terminal.type("q", enter: false)
+        try terminal.waitFor("top=0")
+        try expectSame("the main screen after top")
+
+        try terminal.type("", enter: true)
+        try terminal.type("~.", enter: false)
+        try terminal.waitFor("rc=0")
+    }
+
+    /// `connect --agent NAME --screen`: the agent's pane, and only it, is opened as a screen
+    /// session and drawn here as herdr's tmux holds it.
+    @Test func anAgentsPaneIsDrawnAsAScreenSession() throws {
+        let road = try RelayRoadFixture()
+        let herdr = try road.useHerdrStandIn()
+        try herdr.startSession()
+        try herdr.addAgent(pane: "w1:p2", name: "claude-2", status: .blocked)
+        try road.pair()
+        let agent = try road.startAgent()
+        defer { agent.signal(SIGTERM) }
+        let directory = try TemporaryDirectory(prefix: "screen-agent-")
+        let terminal = try TmuxTerminal(directory: directory, width: 90, height: 25)
+        try terminal.type(
+            "XDG_CONFIG_HOME=\(road.deviceHome("phone").path) \(BuiltProgram.path("herdr-remote")) connect studio --agent claude-2 --screen --predict never; echo rc=$?"
+        )
+        #expect(agent.waitFor("phone: started a screen session"), "\(agent.stderr)")
+        try terminal.type(#"printf '\e[1;32m%s\e[0m\n' agent-pane-$((6*7))"#)
+        try terminal.waitFor("agent-pane-42")
+        #expect(herdr.attachedClients() == ["w1:p2"], "the agent's pane alone is attached")
+        let socket = try #require(road.standInTmuxSocket)
+        let same = try Self.waitUntilSame(local: terminal, remoteSocket: socket, target: "=pane-w1-p2", rows: 24)
+        #expect(same == nil, "the local terminal is not the agent's pane: \(same ?? "")")
+        try terminal.type("", enter: true)
+        try terminal.type("~.", enter: false)
+        try terminal.waitFor("rc=0")
     }
 }
