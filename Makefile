@@ -39,6 +39,7 @@ uninstall:
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --no-parallel $(SWIFT_FLAGS)
+	bash scripts/web-check.sh
 	FUZZ_RUNS=3000 FUZZ_SEED=1 bash scripts/fuzz.sh
 
 # Every parser under libFuzzer with AddressSanitizer, FUZZ_RUNS executions each (default

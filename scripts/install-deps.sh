@@ -17,6 +17,7 @@ apt_packages=(
   systemd                               # systemd-analyze verify, for the shipped units
   zsh fish groff-base                   # the shells whose completion scripts the tests load; groff checks the man pages
   python3 python3-pip                   # Python peers of the interop tests
+  nodejs node-typescript                # the web client's checks: node --test, tsc --checkJs (scripts/web-check.sh)
 )
 pip_packages=(noiseprotocol websockets)  # independent peers of the interop tests: Noise (Tests/NoiseTests/Peers), relay WebSocket client (RelayServerTests)
 if [ "${1:-}" = "--bench" ]; then
