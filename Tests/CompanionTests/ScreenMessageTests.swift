@@ -126,17 +126,20 @@ import Testing
     @Test func rowsAndCellsAreBounded() {
         let one = ScreenUpdate.Row(index: 3, cells: [ScreenCell(text: "a", style: Self.red)])
         let bytes = SessionMessage.screen(Self.update(lines: [one])).bytes
-        // After the header: row count, row index, run count, style (fg 1 1, bg 0, flags, underline), cell count, cell.
+        // After the header: row count, row index, column, run count, style (fg 1 1, bg 0, flags, underline),
+        // cell count, cell.
         let rows = 50 - 2
-        #expect(Array(bytes[rows...]) == [0, 1, 0, 3, 0, 1, 1, 1, 0, 1, 0, 0, 1, 0x41, 0x61])
+        #expect(Array(bytes[rows...]) == [0, 1, 0, 3, 0, 0, 0, 1, 1, 1, 0, 1, 0, 0, 1, 0x41, 0x61])
         let refused: [(String, [(Int, [UInt8])])] = [
             ("row 24 of 24", [(rows + 2, [0, 24])]),
-            ("more rows than the screen", [(rows, [0, 25])]),
-            ("a colour of kind 3", [(rows + 6, [3])]),
-            ("an unknown attribute", [(rows + 9, [0x20])]),
-            ("underline 4", [(rows + 10, [4])]),
-            ("an empty run", [(rows + 11, [0, 0])]),
-            ("a cell of width 3", [(rows + 13, [0xC1])]),
+            ("more row entries than the message holds", [(rows, [0, 25])]),
+            ("column 80 of 80", [(rows + 4, [0, 80])]),
+            ("column 80 of 80, keeping the rest", [(rows + 4, [0x80, 80])]),
+            ("a colour of kind 3", [(rows + 8, [3])]),
+            ("an unknown attribute", [(rows + 11, [0x20])]),
+            ("underline 4", [(rows + 12, [4])]),
+            ("an empty run", [(rows + 13, [0, 0])]),
+            ("a cell of width 3", [(rows + 15, [0xC1])]),
         ]
         for (what, edits) in refused {
             #expect(Self.refuses(Self.patched(.screen(Self.update(lines: [one])), edits)), "\(what)")
@@ -145,6 +148,31 @@ import Testing
             ScreenUpdate.Row(index: 5, cells: []), ScreenUpdate.Row(index: 5, cells: []),
         ])
         #expect(Self.refuses(SessionMessage.screen(outOfOrder).bytes), "a row twice")
+        // Parts of one row: each after the one before, which kept the rest of the row.
+        let cell = [ScreenCell(text: "c")]
+        func parts(_ rows: [ScreenUpdate.Row]) -> [UInt8] { SessionMessage.screen(Self.update(lines: rows)).bytes }
+        #expect(
+            !Self.refuses(
+                parts([
+                    ScreenUpdate.Row(index: 5, column: 2, cells: cell, keepsRest: true),
+                    ScreenUpdate.Row(index: 5, column: 3, cells: cell),
+                ])))
+        #expect(
+            Self.refuses(
+                parts([
+                    ScreenUpdate.Row(index: 5, column: 2, cells: cell + cell, keepsRest: true),
+                    ScreenUpdate.Row(index: 5, column: 3, cells: cell),
+                ])), "overlapping parts")
+        #expect(
+            Self.refuses(
+                parts([
+                    ScreenUpdate.Row(index: 5, column: 2, cells: cell),
+                    ScreenUpdate.Row(index: 5, column: 9, cells: cell),
+                ])),
+            "a part after one that cleared the rest")
+        #expect(
+            Self.refuses(parts([ScreenUpdate.Row(index: 0, column: 79, cells: cell + cell)])),
+            "cells past the last column")
         let wide = Self.update(
             columns: 2, lines: [ScreenUpdate.Row(index: 0, cells: Array(repeating: ScreenCell(text: "x"), count: 3))])
         #expect(Self.refuses(SessionMessage.screen(wide).bytes), "more cells than columns")
@@ -152,14 +180,14 @@ import Testing
         let long = ScreenCell(text: String(repeating: "e\u{301}", count: 11))
         let encoded = SessionMessage.screen(Self.update(lines: [ScreenUpdate.Row(index: 0, cells: [long])])).bytes
         // (After a default style's four bytes: e and U+0301 are 3 bytes, the eleventh e the 31st.)
-        #expect(encoded[rows + 12] == 0x40 | 31, "the text cut to at most 32 bytes at a code point's boundary")
-        var tooLong = Array(encoded[..<(rows + 12)]) + [0x40 | 33] + Array(repeating: 0x61, count: 33)
+        #expect(encoded[rows + 14] == 0x40 | 31, "the text cut to at most 32 bytes at a code point's boundary")
+        var tooLong = Array(encoded[..<(rows + 14)]) + [0x40 | 33] + Array(repeating: 0x61, count: 33)
         #expect(Self.refuses(tooLong))
-        tooLong[rows + 12] = 0x40 | 32
+        tooLong[rows + 14] = 0x40 | 32
         #expect(Self.refuses(tooLong), "a byte more than its length says")
         // Two runs of one style are one run: the encoding is one for each row.
         let twoRuns =
-            Array(encoded[..<(rows + 4)]) + [0, 2] + [0, 0, 0, 0, 0, 1, 0x41, 0x61] + [0, 0, 0, 0, 0, 1, 0x41, 0x62]
+            Array(encoded[..<(rows + 6)]) + [0, 2] + [0, 0, 0, 0, 0, 1, 0x41, 0x61] + [0, 0, 0, 0, 0, 1, 0x41, 0x62]
         #expect(Self.refuses(twoRuns))
     }
 

@@ -1,6 +1,6 @@
 import LinkEmulator
 import ScreenModel
-import SessionProtocol
+@testable import SessionProtocol
 import TerminalScreen
 import Testing
 
@@ -222,6 +222,13 @@ import Testing
             case 3:
                 sender.restart()
                 replica.restart()
+            case 4:
+                // A wide character and its right half, over whatever was there.
+                let row = below(screen.rows)
+                let column = below(columns - 1)
+                let style = CellStyle(flags: step % 2 == 0 ? [.bold] : [])
+                screen.lines[row][column] = ScreenCell(text: "界", width: 2, style: style)
+                screen.lines[row][column + 1] = ScreenCell(text: "", width: 0, style: style)
             default:
                 for _ in 0..<(1 + below(6)) {
                     screen.lines[below(screen.rows)][below(columns)] =
@@ -240,6 +247,51 @@ import Testing
             let acknowledged = sender.acknowledged(state, now: Double(step) + 0.01)
             #expect(acknowledged)
         }
+    }
+
+    /// A change inside a row is sent as the cells that changed, as mosh's client redraws them:
+    /// groups of changes a few cells apart are one part, a wide character is never split, and a
+    /// row that now ends sooner clears the rest.
+    @Test func aChangeWithinARowIsSentAsTheCellsThatChanged() throws {
+        let text = "PID USER  %CPU  TIME+   COMMAND        load 0.87, 1.06, 1.31    x"
+        let wideColumn = text.count - 3
+        var old = Self.screen([text], columns: 80).lines[0]
+        old[wideColumn] = ScreenCell(text: "界", width: 2)
+        old[wideColumn + 1] = ScreenCell(text: "", width: 0)
+        func changed(_ edit: (inout [ScreenCell]) -> Void) -> [ScreenUpdate.Row] {
+            var new = old
+            edit(&new)
+            return ScreenDiff.changes(0, from: old, to: new)
+        }
+        let one = changed { $0[12] = ScreenCell(text: "9") }
+        #expect(one == [ScreenUpdate.Row(index: 0, column: 12, cells: [ScreenCell(text: "9")], keepsRest: true)])
+        let near = changed {
+            $0[12] = ScreenCell(text: "9")
+            $0[15] = ScreenCell(text: "8")
+        }
+        #expect(near.map { [$0.column, $0.end] } == [[12, 16]], "changes 3 cells apart are one part")
+        let apart = changed {
+            $0[2] = ScreenCell(text: "9")
+            $0[40] = ScreenCell(text: "8")
+        }
+        #expect(apart.map { [$0.column, $0.end] } == [[2, 3], [40, 41]] && apart.allSatisfy(\.keepsRest))
+        let wide = changed { $0[wideColumn + 1] = ScreenCell(text: "y") }
+        #expect(wide.first?.column == wideColumn, "the wide character's cell starts the part")
+        let shorter = changed { row in
+            for column in 50..<80 { row[column] = .blank }
+        }
+        #expect(shorter == [ScreenUpdate.Row(index: 0, column: 50, cells: [])], "the rest of the row cleared")
+        // Through the sender: the bytes are those of one cell, not the row.
+        var sender = ScreenStateSender(stream: 1)
+        var replica = ScreenReplica()
+        var screen = Self.screen([text, text], columns: 80)
+        _ = try Self.deliver(sender.messages(for: screen, bells: 0, now: 0), to: &replica)
+        screen.lines[1][12] = ScreenCell(text: "9")
+        sender.screenChanged(now: 0.001)
+        let messages = sender.messages(for: screen, bells: 0, now: 1)
+        #expect(messages.map(\.bytes.count).reduce(0, +) < 70, "\(messages.map(\.bytes.count))")
+        _ = try Self.deliver(messages, to: &replica)
+        #expect(replica.screen == screen)
     }
 
     /// A real terminal's output (libvterm) on one side, the replica on the other.

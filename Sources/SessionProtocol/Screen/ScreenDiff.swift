@@ -30,11 +30,55 @@ struct ScreenDiff: Equatable {
             let before = source < old.rows ? old.lines[source] : nil
             if let before, before == new.lines[index] { continue }
             let row = row(index, of: new)
-            // A row scrolled in at the bottom starts blank: a blank one needs no redraw.
-            if before == nil, row.cells.isEmpty { continue }
-            changed.append(row)
+            guard let before else {
+                // A row scrolled in at the bottom starts blank: a blank one needs no redraw.
+                if !row.cells.isEmpty { changed.append(row) }
+                continue
+            }
+            let parts = changes(index, from: before, to: new.lines[index])
+            let length = { (rows: [ScreenUpdate.Row]) in rows.map(ScreenParts.encodedLength).reduce(0, +) }
+            changed += length(parts) < length([row]) ? parts : [row]
         }
         return ScreenDiff(scroll: scroll, rows: changed)
+    }
+
+    /// Unchanged cells between two changes that are sent anyway rather than starting another row
+    /// entry (an entry's header and run cost about as much as 8 plain cells).
+    static let gapWorthSkipping = 8
+
+    /// Row `index` as the cells that differ between `old` and `new` (both a full row), a part
+    /// for each group of changes; the last clears the rest of the row when the new row ends in
+    /// blanks there. A part never splits a wide character from its right half.
+    static func changes(_ index: Int, from old: [ScreenCell], to new: [ScreenCell]) -> [ScreenUpdate.Row] {
+        let width = min(old.count, new.count)
+        var spans: [Range<Int>] = []
+        var column = 0
+        while column < width {
+            guard old[column] != new[column] else {
+                column += 1
+                continue
+            }
+            var start = column
+            if start > 0, old[start].width == 0 || new[start].width == 0 { start -= 1 }
+            var end = column + 1
+            if end < width, old[end - 1].width == 2 || new[end - 1].width == 2 { end += 1 }
+            if let last = spans.last, start - last.upperBound < gapWorthSkipping {
+                spans[spans.count - 1] = last.lowerBound..<max(end, last.upperBound)
+            } else {
+                spans.append(start..<end)
+            }
+            column = end
+        }
+        var content = new.count
+        while content > 0, new[content - 1] == .blank { content -= 1 }
+        return spans.enumerated().map { offset, span in
+            // The last part: the new row's trailing blanks are the cleared rest, not cells.
+            if offset == spans.count - 1, span.upperBound >= content {
+                let start = min(span.lowerBound, content)
+                return ScreenUpdate.Row(index: index, column: start, cells: Array(new[start..<content]))
+            }
+            return ScreenUpdate.Row(index: index, column: span.lowerBound, cells: Array(new[span]), keepsRest: true)
+        }
     }
 
     /// The upward move that leaves the most rows in place, 0 unless it saves more rows than it

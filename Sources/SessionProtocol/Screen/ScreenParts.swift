@@ -1,7 +1,7 @@
 import ScreenModel
 
 /// A screen state cut into `screen` messages that each fit one frame: the header in every part,
-/// the title and the scroll in the first only, as many whole rows in each as fit.
+/// the title and the scroll in the first only, as many whole row entries in each as fit.
 enum ScreenParts {
     static func messages(
         stream: UInt32, state: UInt64, base: UInt64, inputBytes: UInt64, screen: TerminalScreen, bells: UInt32,
@@ -36,10 +36,10 @@ enum ScreenParts {
         return parts
     }
 
-    /// The bytes `row` takes in a `screen` message: its index and its cells.
+    /// The bytes `row` takes in a `screen` message: its index, its column and its cells.
     static func encodedLength(of row: ScreenUpdate.Row) -> Int {
         var out = SessionMessage.Writer()
         ScreenCellCoding.write(row.cells, into: &out)
-        return 2 + out.bytes.count
+        return 4 + out.bytes.count
     }
 }

@@ -63,9 +63,11 @@ public struct ScreenReplica: Sendable {
             return .broken("the parts of screen state \(update.state) disagree on its size")
         }
         for row in update.lines {
-            var cells = row.cells
-            cells += Array(repeating: ScreenCell.blank, count: update.columns - cells.count)
-            screen.lines[row.index] = cells
+            screen.lines[row.index].replaceSubrange(row.column..<row.end, with: row.cells)
+            if !row.keepsRest {
+                screen.lines[row.index].replaceSubrange(
+                    row.end..., with: repeatElement(ScreenCell.blank, count: update.columns - row.end))
+            }
         }
         if let title = update.title { screen.title = title }
         screen.cursor = update.cursor

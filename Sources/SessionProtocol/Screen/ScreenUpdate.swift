@@ -5,16 +5,27 @@ import ScreenModel
 /// several, in order, each carrying the same header; the last has `isLastPart`. The device
 /// applies a part's rows as they come and acknowledges the state after its last part.
 public struct ScreenUpdate: Hashable, Sendable {
-    /// A row of the screen and its cells from the left; the cells after them, to the screen's
-    /// width, are blank in the plain style.
+    /// Cells of a row from column `column`. The cells after them, to the screen's width, are blank
+    /// in the plain style, or, when `keepsRest`, stay as they were (a change within a row, as
+    /// mosh's client redraws only the cells that changed).
     public struct Row: Hashable, Sendable {
         public var index: Int
+        public var column: Int
         public var cells: [ScreenCell]
+        public var keepsRest: Bool
 
-        public init(index: Int, cells: [ScreenCell]) {
+        public init(index: Int, column: Int = 0, cells: [ScreenCell], keepsRest: Bool = false) {
             self.index = index
+            self.column = column
             self.cells = cells
+            self.keepsRest = keepsRest
         }
+
+        /// The column after its last cell.
+        public var end: Int { column + cells.count }
+
+        /// The top bit of the column's u16: the cells after stay as they were.
+        static let keepsRestBit = 0x8000
     }
 
     public var stream: UInt32
@@ -101,6 +112,7 @@ public struct ScreenUpdate: Hashable, Sendable {
         out.u16(lines.count)
         for line in lines {
             out.u16(line.index)
+            out.u16(line.column | (line.keepsRest ? Row.keepsRestBit : 0))
             ScreenCellCoding.write(line.cells, into: &out)
         }
     }
@@ -160,15 +172,27 @@ public struct ScreenUpdate: Hashable, Sendable {
         title = flags & Flag.title != 0 ? titleText : nil
         guard title != nil || titleLength == 0 else { throw SessionMessageError("title bytes without the title flag") }
         let count = Int(try reader.u16())
-        guard count <= rows else { throw SessionMessageError("\(count) rows of a screen of \(rows)") }
+        // A row may come in parts, each of at least 6 bytes (index, column, run count).
+        guard count <= SessionMessage.maximumLength / 6 else {
+            throw SessionMessageError("\(count) row entries in one message")
+        }
         lines = []
         lines.reserveCapacity(count)
         for _ in 0..<count {
             let index = Int(try reader.u16())
-            guard index < rows, index > lines.last?.index ?? -1 else {
-                throw SessionMessageError("row \(index) of \(rows), or out of order")
+            let word = Int(try reader.u16())
+            let column = word & ~Row.keepsRestBit
+            guard index < rows, column < columns else {
+                throw SessionMessageError("row \(index) from column \(column) of a \(columns)×\(rows) screen")
             }
-            lines.append(Row(index: index, cells: try ScreenCellCoding.read(from: &reader, limit: columns)))
+            // In order: a later part of the same row starts after an earlier one that kept the rest.
+            if let last = lines.last,
+                index < last.index || (index == last.index && !(last.keepsRest && column >= last.end))
+            {
+                throw SessionMessageError("row \(index) from column \(column) out of order or overlapping")
+            }
+            let cells = try ScreenCellCoding.read(from: &reader, limit: columns - column)
+            lines.append(Row(index: index, column: column, cells: cells, keepsRest: word & Row.keepsRestBit != 0))
         }
     }
 }
