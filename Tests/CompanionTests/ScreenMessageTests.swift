@@ -61,6 +61,11 @@ import Testing
 
     static func refuses(_ bytes: [UInt8]) -> Bool { (try? SessionMessage(parsing: bytes)) == nil }
 
+    static func decoded(_ bytes: [UInt8]) -> ScreenUpdate? {
+        guard case .screen(let update) = try? SessionMessage(parsing: bytes) else { return nil }
+        return update
+    }
+
     @Test func everyScreenMessageRoundTrips() throws {
         var kinds = Set<UInt8>()
         for message in Self.samples {
@@ -127,9 +132,17 @@ import Testing
         let one = ScreenUpdate.Row(index: 3, cells: [ScreenCell(text: "a", style: Self.red)])
         let bytes = SessionMessage.screen(Self.update(lines: [one])).bytes
         // After the header: row count, row index, column, run count, style (fg 1 1, bg 0, flags, underline),
-        // cell count, cell.
+        // cell count (the top bit: a text run), the text's length, the text.
         let rows = 50 - 2
-        #expect(Array(bytes[rows...]) == [0, 1, 0, 3, 0, 0, 0, 1, 1, 1, 0, 1, 0, 0, 1, 0x41, 0x61])
+        #expect(Array(bytes[rows...]) == [0, 1, 0, 3, 0, 0, 0, 1, 1, 1, 0, 1, 0, 0x80, 1, 0, 1, 0x61])
+        // A run with a wide character is each cell: a byte of width and length, then the text.
+        let wide = ScreenUpdate.Row(
+            index: 3,
+            cells: [ScreenCell(text: "界", width: 2, style: Self.red), ScreenCell(text: "", width: 0, style: Self.red)])
+        let wideBytes = SessionMessage.screen(Self.update(lines: [wide])).bytes
+        #expect(Array(wideBytes[(rows + 13)...]) == [0, 2, 0x83, 0xE7, 0x95, 0x8C, 0x00])
+        #expect(
+            Self.refuses(Self.patched(.screen(Self.update(lines: [wide])), [(rows + 15, [0xC3])])), "a cell of width 3")
         let refused: [(String, [(Int, [UInt8])])] = [
             ("row 24 of 24", [(rows + 2, [0, 24])]),
             ("more row entries than the message holds", [(rows, [0, 25])]),
@@ -139,7 +152,9 @@ import Testing
             ("an unknown attribute", [(rows + 11, [0x20])]),
             ("underline 4", [(rows + 12, [4])]),
             ("an empty run", [(rows + 13, [0, 0])]),
-            ("a cell of width 3", [(rows + 15, [0xC1])]),
+            ("more than four bytes of text a cell", [(rows + 15, [0, 5])]),
+            ("two cells of one character", [(rows + 13, [0x80, 2])]),
+            ("a text run that is not UTF-8", [(rows + 17, [0xFF])]),
         ]
         for (what, edits) in refused {
             #expect(Self.refuses(Self.patched(.screen(Self.update(lines: [one])), edits)), "\(what)")
@@ -173,9 +188,9 @@ import Testing
         #expect(
             Self.refuses(parts([ScreenUpdate.Row(index: 0, column: 79, cells: cell + cell)])),
             "cells past the last column")
-        let wide = Self.update(
+        let tooMany = Self.update(
             columns: 2, lines: [ScreenUpdate.Row(index: 0, cells: Array(repeating: ScreenCell(text: "x"), count: 3))])
-        #expect(Self.refuses(SessionMessage.screen(wide).bytes), "more cells than columns")
+        #expect(Self.refuses(SessionMessage.screen(tooMany).bytes), "more cells than columns")
         // A cell's text: 32 bytes at most (the encoder cuts; a peer that says more is refused).
         let long = ScreenCell(text: String(repeating: "e\u{301}", count: 11))
         let encoded = SessionMessage.screen(Self.update(lines: [ScreenUpdate.Row(index: 0, cells: [long])])).bytes
@@ -187,8 +202,18 @@ import Testing
         #expect(Self.refuses(tooLong), "a byte more than its length says")
         // Two runs of one style are one run: the encoding is one for each row.
         let twoRuns =
-            Array(encoded[..<(rows + 6)]) + [0, 2] + [0, 0, 0, 0, 0, 1, 0x41, 0x61] + [0, 0, 0, 0, 0, 1, 0x41, 0x62]
+            Array(encoded[..<(rows + 6)]) + [0, 2] + [0, 0, 0, 0, 0x80, 1, 0, 1, 0x61] + [
+                0, 0, 0, 0, 0x80, 1, 0, 1, 0x62,
+            ]
         #expect(Self.refuses(twoRuns))
+        #expect(!Self.refuses(Array(twoRuns[..<(rows + 6)]) + [0, 1] + Array(twoRuns[(rows + 8)..<(rows + 17)])))
+        // A run of characters is sent as its text: each cell alone is refused.
+        #expect(Self.refuses(Array(encoded[..<(rows + 6)]) + [0, 1] + [0, 0, 0, 0, 0, 1, 0x41, 0x61]))
+        // An empty cell in a text run is a NUL.
+        let withEmpty = ScreenUpdate.Row(index: 0, cells: [ScreenCell(text: "x"), .blank, ScreenCell(text: "é")])
+        let emptyBytes = SessionMessage.screen(Self.update(lines: [withEmpty])).bytes
+        #expect(Array(emptyBytes[(rows + 12)...]) == [0x80, 3, 0, 4, 0x78, 0x00, 0xC3, 0xA9])
+        #expect(Self.decoded(emptyBytes)?.lines == [withEmpty])
     }
 
     @Test func openScreenTakesTheRulesOfOpenAndOpenAgent() {

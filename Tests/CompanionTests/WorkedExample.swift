@@ -269,7 +269,7 @@ struct WorkedExample {
         for message in sender.messages(for: prompt, bells: 0, now: 0) {
             try toDevice(
                 message,
-                "screen at 0: stream 3, state 1, base 0 (whole), input 0, flags 3 (the last part, the title), 20×4, cursor 0,2, modes 1 (cursor visible), mouse 0, bells 0, scroll 0, the title `~`, one row: row 0 from column 0 (the rest blank), one run (default colours, no attributes) of two cells, `$` and a space"
+                "screen at 0: stream 3, state 1, base 0 (whole), input 0, flags 3 (the last part, the title), 20×4, cursor 0,2, modes 1 (cursor visible), mouse 0, bells 0, scroll 0, the title `~`, one row: row 0 from column 0 (the rest blank), one text run (default colours, no attributes) of two cells, `$` and a space"
             )
         }
         try toComputer(.screenAck(stream: 3, state: 1), "screen ack at 0.1: stream 3, state 1")
@@ -284,7 +284,7 @@ struct WorkedExample {
         for message in sender.messages(for: listed, bells: 0, now: 0.208) {
             try toDevice(
                 message,
-                "screen at 0.208 (8 ms after the output began): stream 3, state 2, base 1, input 0 (the input is not 50 ms old), flags 1, 20×4, cursor 2,2, modes 1, mouse 0, bells 0, scroll 0, no title, three rows: row 0 from column 2 (`ls`: `$ ` stays, the rest blank), row 1 from column 0 (a plain run `notes.txt  `, then a run of palette colour 4, bold, `src`), row 2 from column 0 (`$ `)"
+                "screen at 0.208 (8 ms after the output began): stream 3, state 2, base 1, input 0 (the input is not 50 ms old), flags 1, 20×4, cursor 2,2, modes 1, mouse 0, bells 0, scroll 0, no title, three rows: row 0 from column 2 (`ls`: `$ ` stays, the rest blank), row 1 from column 0 (a plain text run `notes.txt  `, then a text run of palette colour 4, bold, `src`), row 2 from column 0 (`$ `)"
             )
         }
         guard sender.nextSendTime() == 0.258 else {

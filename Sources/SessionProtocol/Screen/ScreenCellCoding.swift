@@ -1,8 +1,9 @@
 import ScreenModel
 
 /// How cells cross the channel, in `screen` and `scrollback` messages (docs/companion.md, "Screen
-/// sessions"): runs of cells of one style, each cell a byte holding its width and the length of
-/// its text, then the text.
+/// sessions"): runs of cells of one style. A run whose cells are each one character or empty, of
+/// width 1 (most text), is its text (an empty cell a NUL); any other run is each cell as a byte
+/// holding its width and the length of its text, then the text.
 enum ScreenCellCoding {
     /// The longest text of one cell: libvterm keeps at most 6 code points a cell (24 bytes).
     static let maximumCellText = 32
@@ -19,13 +20,33 @@ enum ScreenCellCoding {
         for (number, run) in runs.enumerated() {
             let end = number + 1 < runs.count ? runs[number + 1].start : cells.count
             write(run.style, into: &out)
-            out.u16(end - run.start)
-            for cell in cells[run.start..<end] {
+            let run = cells[run.start..<end]
+            if run.allSatisfy(isCharacter) {
+                out.u16(run.count | textRunBit)
+                var text: [UInt8] = []
+                for cell in run { text += cell.text.isEmpty ? [0] : Array(cell.text.utf8) }
+                out.u16(text.count)
+                out.bytes += text
+                continue
+            }
+            out.u16(run.count)
+            for cell in run {
                 let text = SessionMessage.utf8(cell.text, limit: maximumCellText)
                 out.u8(min(cell.width, 2) << 6 | UInt8(text.count))
                 out.bytes += text
             }
         }
+    }
+
+    /// The top bit of a run's cell count: the run is its text.
+    static let textRunBit = 0x8000
+
+    /// Whether `cell` goes in a text run: width 1, and one character (not NUL) or none.
+    static func isCharacter(_ cell: ScreenCell) -> Bool {
+        guard cell.width == 1 else { return false }
+        var scalars = cell.text.unicodeScalars.makeIterator()
+        guard let first = scalars.next() else { return true }
+        return first.value != 0 && scalars.next() == nil
     }
 
     /// The cells `write` wrote, at most `limit` of them; throws for anything out of bounds.
@@ -36,10 +57,26 @@ enum ScreenCellCoding {
             let style = try readStyle(from: &reader)
             // One encoding for each row: a style changes from one run to the next.
             guard style != cells.last?.style else { throw SessionMessageError("two runs of one style side by side") }
-            let count = Int(try reader.u16())
+            let word = Int(try reader.u16())
+            let count = word & ~textRunBit
             guard count > 0, cells.count + count <= limit else {
                 throw SessionMessageError("a row of more than \(limit) cells, or an empty run")
             }
+            if word & textRunBit != 0 {
+                let length = Int(try reader.u16())
+                guard length <= count * 4 else {
+                    throw SessionMessageError("\(length) bytes of text for \(count) cells")
+                }
+                let scalars = try reader.text(length: length).unicodeScalars
+                guard scalars.count == count else {
+                    throw SessionMessageError("a text run of \(count) cells with \(scalars.count) characters")
+                }
+                for scalar in scalars {
+                    cells.append(ScreenCell(text: scalar.value == 0 ? "" : String(scalar), width: 1, style: style))
+                }
+                continue
+            }
+            let first = cells.count
             for _ in 0..<count {
                 let head = try reader.u8()
                 let width = head >> 6
@@ -48,6 +85,10 @@ enum ScreenCellCoding {
                     throw SessionMessageError("a cell of width \(width) with \(length) bytes of text")
                 }
                 cells.append(ScreenCell(text: try reader.text(length: length), width: width, style: style))
+            }
+            // One encoding for each row: a run that could be a text run is one.
+            guard !cells[first...].allSatisfy(isCharacter) else {
+                throw SessionMessageError("a run of characters not sent as its text")
             }
         }
         return cells
