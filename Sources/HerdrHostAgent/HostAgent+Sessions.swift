@@ -90,7 +90,11 @@ extension HostAgent {
                 }
             case .readScrollback(let id, let stream, let end, let count):
                 guard let terminal = loop.screens[id] else { continue }
-                loop.sessions.scrollbackRead(id, terminal.scrollback(stream: stream, end: end, count: count))
+                // Off the loop: reading waits for the terminal's feed under way.
+                let inputs = self.inputs
+                DispatchQueue.global(qos: .utility).async {
+                    inputs.push(.scrollbackRead(id, terminal.scrollback(stream: stream, end: end, count: count)))
+                }
             case .allowReading(let id, let total):
                 loop.ptys[id]?.allowReading(upTo: total)
             case .hangUp(let id):

@@ -35,6 +35,8 @@ public final class HostAgent: Sendable {
         /// A screen session's terminal emulator took output (its PTY's thread), and owes the
         /// program `replies`.
         case screen(HostSessionTable.SessionID, replies: [UInt8])
+        /// The lines a screen session's scrollback request asked for, read off the loop.
+        case scrollbackRead(HostSessionTable.SessionID, ScrollbackLines)
         /// The home door admitted a connection.
         case homeOpened(HomeConnection)
         /// A home connection's frame or end.
@@ -259,6 +261,7 @@ public final class HostAgent: Sendable {
         switch input {
         case .pty(let id, let event): ptyEvent(id, event, loop)
         case .screen(let id, let replies): screenFed(id, replies: replies, loop)
+        case .scrollbackRead(let id, let lines): loop.sessions.scrollbackRead(id, lines)
         case .room(let device, let tag, let event): roomEvent(event, device: device, tag: tag, loop)
         case .roomCheck(let device, let tag, let established): roomChecked(device, tag: tag, established, loop)
         case .homeOpened(let connection): homeOpened(connection, loop)

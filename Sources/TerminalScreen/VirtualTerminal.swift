@@ -248,11 +248,13 @@ public final class VirtualTerminal {
     }
 
     private func pushed(_ cells: UnsafePointer<VTermScreenCell>, count: Int) {
-        var line = (0..<count).map { Self.cell(cells[$0]) }
+        // Trailing blanks are not kept: found before the rest is converted (most lines are short).
+        var end = count
+        while end > 0, Self.cell(cells[end - 1]) == .blank { end -= 1 }
+        var line = (0..<end).map { Self.cell(cells[$0]) }
         for index in line.indices.dropFirst() where line[index].width == 0 && line[index - 1].width == 2 {
             line[index].style = line[index - 1].style
         }
-        while let last = line.last, last == .blank { line.removeLast() }
         scrollback.push(line)
     }
 
@@ -297,6 +299,10 @@ public final class VirtualTerminal {
         let first = cell.chars.0
         // The right half of a wide character.
         if first == UInt32.max { return ScreenCell(text: "", width: 0, style: style) }
+        // Most cells: one ASCII character or none, without building a string.
+        if first < 0x80, cell.chars.1 == 0 {
+            return ScreenCell(text: asciiText[Int(first)], width: UInt8(clamping: Int(cell.width)), style: style)
+        }
         var scalars = String.UnicodeScalarView()
         withUnsafeBytes(of: cell.chars) { raw in
             for value in raw.bindMemory(to: UInt32.self) {
@@ -306,6 +312,9 @@ public final class VirtualTerminal {
         }
         return ScreenCell(text: String(scalars), width: UInt8(clamping: Int(cell.width)), style: style)
     }
+
+    /// The text of each ASCII cell (0: an empty cell), made once.
+    private static let asciiText: [String] = (0..<0x80).map { $0 == 0 ? "" : String(UnicodeScalar(UInt8($0))) }
 
     private static func flags(_ attributes: VTermScreenCellAttrs) -> CellStyle.Flags {
         var flags: CellStyle.Flags = []

@@ -7,14 +7,13 @@ import TerminalScreen
 /// sessions"): the PTY's output is fed to libvterm on the PTY's own reading thread, so a flood is
 /// read only as fast as libvterm takes it, and the screen is published after each feed for the
 /// agent's loop, which never waits on libvterm (a resize while a feed runs is applied right after
-/// it).
+/// it; scrollback is read off the loop).
 final class ScreenTerminal: Sendable {
     /// The screen as the last feed or resize left it.
     struct Published: Sendable {
         var screen: TerminalScreen
         var version: UInt64
         var bells: UInt32
-        var scrollback: Scrollback
     }
 
     private let terminal: Mutex<VirtualTerminal>
@@ -25,7 +24,7 @@ final class ScreenTerminal: Sendable {
         let terminal = try VirtualTerminal(rows: rows, columns: columns)
         published = Mutex(
             Published(
-                screen: terminal.snapshot(), version: terminal.version, bells: 0, scrollback: terminal.scrollback))
+                screen: terminal.snapshot(), version: terminal.version, bells: 0))
         self.terminal = Mutex(terminal)
     }
 
@@ -52,16 +51,19 @@ final class ScreenTerminal: Sendable {
     /// The screen now, as published.
     var current: Published { published.withLock { $0 } }
 
-    /// The answer to a scrollback request: up to `count` kept lines before line `end`.
+    /// The answer to a scrollback request: up to `count` kept lines before line `end`. It waits
+    /// for a feed under way (libvterm keeps pushing lines), so it is never called on the loop.
     func scrollback(stream: UInt32, end: UInt64, count: Int) -> ScrollbackLines {
-        let kept = current.scrollback
-        let total = UInt64(kept.pushed)
-        let oldest = UInt64(kept.firstNumber)
-        let upper = min(end, total)
-        let lower = max(oldest, upper - min(upper, UInt64(count)))
-        let lines = upper > lower ? kept.lines(Int(lower)..<Int(upper)) : []
-        return ScrollbackLines.answer(
-            stream: stream, lines: lines, first: upper > lower ? lower : upper, oldest: oldest, total: total)
+        terminal.withLock { terminal in
+            let kept = terminal.scrollback
+            let total = UInt64(kept.pushed)
+            let oldest = UInt64(kept.firstNumber)
+            let upper = min(end, total)
+            let lower = max(oldest, upper - min(upper, UInt64(count)))
+            let lines = upper > lower ? kept.lines(Int(lower)..<Int(upper)) : []
+            return ScrollbackLines.answer(
+                stream: stream, lines: lines, first: upper > lower ? lower : upper, oldest: oldest, total: total)
+        }
     }
 
     private func applyPendingResize(_ terminal: VirtualTerminal) {
@@ -81,11 +83,6 @@ final class ScreenTerminal: Sendable {
             published.screen = terminal.snapshot(updating: published.screen, takenAt: published.version)
             published.version = terminal.version
             published.bells = UInt32(truncatingIfNeeded: terminal.bells)
-            // Shared only when it changed: the terminal's next line would copy what is shared.
-            let kept = terminal.scrollback
-            if kept.pushed != published.scrollback.pushed || kept.count != published.scrollback.count {
-                published.scrollback = kept
-            }
         }
     }
 }
