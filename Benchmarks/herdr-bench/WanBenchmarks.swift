@@ -9,9 +9,11 @@ import TestSupport
 /// Ctrl-C during a flood, `cat` of 64 MiB at 20 Mbit/s, and the next output after a path dies
 /// silently or the network changes, with every byte checked. Knobs: HERDR_BENCH_WAN_RTTS (ms,
 /// `50,150`), HERDR_BENCH_WAN_LOSSES (%, `0,1,3`), HERDR_BENCH_WAN_ROADS (`ssh-road,relay-road,
-/// home-road,relay-screen`; `home-screen` too), HERDR_BENCH_WAN_PHASES (`keys,ctrl-c,cat,death,change`), HERDR_BENCH_WAN_KEYSTROKES
+/// home-road,relay-screen`; `home-screen` too), HERDR_BENCH_WAN_PHASES (`keys,ctrl-c,cat,death,change,top,cpu`), HERDR_BENCH_WAN_KEYSTROKES
 /// (200 at 50 ms, fewer in proportion at longer round trips, at least 100), HERDR_BENCH_WAN_RUNS
 /// (Ctrl-C runs per program, 2), HERDR_BENCH_WAN_RECOVERIES (runs of each recovery, 1),
+/// HERDR_BENCH_WAN_TOP_SECONDS (how long `top`, then an idle session, runs through each
+/// program, 60; bytes are given per hour), HERDR_BENCH_WAN_CPU_MIB (the output whose processing CPU is measured, 16),
 /// HERDR_BENCH_WAN_ANCHORS (`0` leaves ssh and mosh out, for repeating our roads alone), and
 /// HERDR_BENCH_WAN_CHANGE_GAP_MS (a change's moment between Wi-Fi's addresses going and its link
 /// going down, 0: the moment issue 41's outlier fell into).
@@ -27,10 +29,12 @@ struct WanBenchmarks {
     /// Whether ssh and mosh run beside our roads.
     let withAnchors: Bool
     let changeGap: Double
+    let topSeconds: Double
+    let cpuMebibytes: Int
     /// How long a recovery is waited for.
     let limit = 30.0
 
-    static let allPhases = ["keys", "ctrl-c", "cat", "death", "change"]
+    static let allPhases = ["keys", "ctrl-c", "cat", "death", "change", "top", "cpu"]
 
     init(environment: [String: String]) throws {
         func numbers(_ key: String, _ fallback: [Double]) throws -> [Double] {
@@ -54,6 +58,8 @@ struct WanBenchmarks {
         recoveries = max(1, Int(environment["HERDR_BENCH_WAN_RECOVERIES"] ?? "") ?? 1)
         withAnchors = environment["HERDR_BENCH_WAN_ANCHORS"] != "0"
         changeGap = try numbers("HERDR_BENCH_WAN_CHANGE_GAP_MS", [0])[0] / 1000
+        topSeconds = max(5, try numbers("HERDR_BENCH_WAN_TOP_SECONDS", [60])[0])
+        cpuMebibytes = min(64, max(1, Int(try numbers("HERDR_BENCH_WAN_CPU_MIB", [16])[0])))
     }
 
     func run() throws -> BenchReport {
@@ -119,6 +125,30 @@ struct WanBenchmarks {
                     "  cat 64 MiB, \(program.label): \(format(seconds, 1)) s, \(exact ? "byte-exact" : "NOT byte-exact")"
                 )
                 results.bulk.append(.init(program: program.rawValue, seconds: seconds, exact: exact))
+            }
+        }
+        let cost = WanCost(roads: fixture)
+        if self.phases.contains("top") {
+            try fixture.setPath(rtt: 50, loss: 0)
+            for activity in WanCost.Activity.allCases {
+                for program in roads.filter({ $0 != .sshRoad }) + anchors {
+                    let measured = try cost.wireBytes(program, activity, seconds: topSeconds)
+                    print(
+                        "  \(activity.rawValue) for \(format(topSeconds, 0)) s, \(program.label): \(measured.bytes) bytes, "
+                            + "\(format(measured.bytesPerHour / 1_000_000, 2)) MB an hour")
+                    results.wire?.append(measured)
+                }
+            }
+        }
+        if self.phases.contains("cpu") {
+            try fixture.setPath(rtt: 50, loss: 0)
+            // The SSH road's computer process is sshd, as ssh's: herdr-host and mosh-server only.
+            for program in roads.filter({ $0 != .sshRoad }) + (withAnchors ? [.mosh] : []) {
+                let measured = try cost.processing(program, mebibytes: cpuMebibytes)
+                print(
+                    "  \(cpuMebibytes) MiB of output, \(program.label): the computer's CPU "
+                        + "\(format(measured.cpuSeconds, 2)) s, \(format(measured.seconds, 1)) s to the device")
+                results.processing?.append(measured)
             }
         }
         results.minutes = (now() - started) / 60

@@ -40,6 +40,7 @@ struct WanReport {
         addBulk(&report)
         addRecoveries(&report)
         addBytes(&report)
+        addCost(&report)
         report.details.append(recoveryTable())
         report.details.append(keystrokeTable())
     }
@@ -199,6 +200,40 @@ struct WanReport {
             ours:
                 "\(lost) lost, \(repeated) repeated; \(inexact) of \(checked.count) recoveries and \(bulkInexact) of \(bulk.count) cats not exact",
             anchor: "0", ratio: "—", target: "0")
+    }
+
+    /// Bytes on the wire for an hour of `top` and the computer's CPU per MiB, beside mosh.
+    private func addCost(_ report: inout BenchReport) {
+        let wire = results.wire ?? []
+        func perHour(_ program: WanProgram, _ activity: String) -> Double? {
+            wire.first { $0.program == program.rawValue && ($0.activity ?? "top") == activity }?.bytesPerHour
+        }
+        func megabytes(_ bytes: Double?) -> String { bytes.map { "\(format($0 / 1_000_000, 2)) MB" } ?? "—" }
+        let what = [
+            "top": "for an hour of `top -d 1` at 80×24", "idle": "for an hour of an idle session",
+        ]
+        for measured in wire {
+            let activity = measured.activity ?? "top"
+            guard let program = WanProgram(rawValue: measured.program), program.isOurs else { continue }
+            let mosh = perHour(.mosh, activity)
+            report.add(
+                "bytes on the device's links \(what[activity] ?? activity) (both ways, headers included; \(format(measured.seconds, 0)) s measured), \(program.label)",
+                ours: megabytes(measured.bytesPerHour),
+                anchor: "mosh \(megabytes(mosh)); ssh \(megabytes(perHour(.ssh, activity)))",
+                ratio: mosh.map { "\(format(measured.bytesPerHour / $0))×" } ?? "—", target: "≤ mosh")
+        }
+        let processing = results.processing ?? []
+        func perMebibyte(_ run: WanResults.Processing) -> Double { run.cpuSeconds / Double(run.mebibytes) }
+        let mosh = processing.first { $0.program == WanProgram.mosh.rawValue }.map(perMebibyte)
+        for measured in processing {
+            guard let program = WanProgram(rawValue: measured.program), program.isOurs else { continue }
+            let ours = perMebibyte(measured)
+            report.add(
+                "the computer's CPU per MiB of output (\(measured.mebibytes) MiB of numbered lines), \(program.label): herdr-host",
+                ours: "\(format(ours * 1000, 1)) ms",
+                anchor: "mosh-server \(mosh.map { "\(format($0 * 1000, 1)) ms" } ?? "—")",
+                ratio: mosh.map { "\(format(ours / $0))×" } ?? "—", target: "≤ mosh-server")
+        }
     }
 
     /// Every recovery: a row per event, round trip and loss; a column per program.

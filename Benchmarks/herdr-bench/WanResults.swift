@@ -42,6 +42,25 @@ struct WanResults: Codable {
         let exact: Bool?
     }
 
+    /// Bytes both ways on the device's links while `activity` (`top`: `top -d 1`; `idle`) ran
+    /// for `seconds`.
+    struct Wire: Codable {
+        let program: String
+        let activity: String?
+        let seconds: Double
+        let bytes: Int
+        var bytesPerHour: Double { Double(bytes) * 3600 / seconds }
+    }
+
+    /// The computer's CPU seconds (herdr-host's or mosh-server's) while `mebibytes` MiB of output
+    /// reached the device in `seconds`.
+    struct Processing: Codable {
+        let program: String
+        let mebibytes: Int
+        let cpuSeconds: Double
+        let seconds: Double
+    }
+
     var date = ""
     /// herdr-remote's roads measured, how long a recovery was waited for, and the run's length.
     var roads: [String]?
@@ -51,6 +70,8 @@ struct WanResults: Codable {
     var recoveries: [Recovery] = []
     var interrupts: [Run] = []
     var bulk: [Run] = []
+    var wire: [Wire]? = []
+    var processing: [Processing]? = []
 
     init() {}
 

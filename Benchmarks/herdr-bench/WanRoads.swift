@@ -15,6 +15,8 @@ final class WanRoads {
     let relay: RelayProcess
     let sshd: SSHServer
     private var agent: InteractiveProcess?
+    /// herdr-host's process, whose CPU the cost phase reads.
+    var hostPID: pid_t? { agent?.process.pid }
     /// The sshd's (and mosh-server's) address: the computer's tailnet IPv4.
     let tailnetAddress: String
     /// 64 MiB of numbered lines, readable by the sshd's user too.

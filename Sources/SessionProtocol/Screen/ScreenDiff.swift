@@ -43,8 +43,8 @@ struct ScreenDiff: Equatable {
     }
 
     /// Unchanged cells between two changes that are sent anyway rather than starting another row
-    /// entry (an entry's header and run cost about as much as 8 plain cells).
-    static let gapWorthSkipping = 8
+    /// entry (an entry's header and its run's cost about as much as 12 plain cells of a text run).
+    static let gapWorthSkipping = 12
 
     /// Row `index` as the cells that differ between `old` and `new` (both a full row), a part
     /// for each group of changes; the last clears the rest of the row when the new row ends in
