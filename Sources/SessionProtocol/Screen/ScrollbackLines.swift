@@ -60,7 +60,7 @@ extension ScrollbackLines {
         var length = 1 + 4 + 8 + 8 + 8 + 2
         var kept = 0
         for line in lines.reversed() {
-            let size = ScreenParts.encodedLength(of: ScreenUpdate.Row(index: 0, cells: line)) - 2
+            let size = ScreenParts.encodedLength(of: ScreenUpdate.Row(index: 0, cells: line)) - 4
             guard length + size <= SessionMessage.maximumLength else { break }
             length += size
             kept += 1
