@@ -12,11 +12,11 @@ const SEPARATOR = /^[\p{Zs}\p{Zl}\p{Zp}]$/u;
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 /**
- * The extended grapheme clusters of `text`.
+ * The extended grapheme clusters of `text`: its characters, as Swift's `String` counts them.
  * @param {string} text
  * @returns {string[]}
  */
-function characters(text) {
+export function characters(text) {
   return Array.from(graphemes.segment(text), (part) => part.segment);
 }
 
