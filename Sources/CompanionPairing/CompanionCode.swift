@@ -8,7 +8,8 @@ import RelayProtocol
 
 /// The pairing code a computer (`herdr-host pair`) shows for the Noise roads:
 /// `herdr://companion?v=1&proto=Noise_XK_25519_ChaChaPoly_BLAKE2s&rs=…&pid=…&relay=…&n=…[&home=…][&s=…][&x=…]`
-/// (docs/companion-code.md). Parsed with the strictness of pairing payload v1 (interop-facts §3):
+/// (docs/companion.md), or a web client's address with that query in its fragment
+/// (`https://relay.example.com/#v=1&proto=…`). Parsed with the strictness of pairing payload v1 (interop-facts §3):
 /// a size cap, a known key twice is an error, unknown keys are ignored, canonical base64url, the
 /// relay reduced to a bare origin at parse time.
 public struct CompanionCode: Sendable, Hashable {
@@ -55,7 +56,15 @@ public struct CompanionCode: Sendable, Hashable {
     public var room: String { RoomName.derive(staticPublicKey: staticPublicKey, pid: pidText) }
 
     /// The code as a link, values percent-escaped.
-    public var url: String {
+    public var url: String { "herdr://\(Self.host)?" + query }
+
+    /// The code as the address of a web client (`client`, from `webClientAddress(_:)`) with the
+    /// code in its fragment: a phone's camera opens the page, and the fragment never reaches a
+    /// server.
+    public func webAddress(client: String) -> String { client + "#" + query }
+
+    /// The link's query: the fields after `herdr://companion?`, and a web address's fragment.
+    public var query: String {
         var fields: [(String, String)] = [
             ("v", Self.version), ("proto", CompanionProfile.protocolName), ("rs", Base64URL.encode(staticPublicKey)),
             ("pid", pidText),
@@ -65,7 +74,53 @@ public struct CompanionCode: Sendable, Hashable {
         if !home.isEmpty { fields.append(("home", HomeAddress.listText(home))) }
         if let session { fields.append(("s", session)) }
         if let expiresAt { fields.append(("x", String(Int64(expiresAt.timeIntervalSince1970.rounded(.down))))) }
-        return HerdrLink.url(host: Self.host, fields: fields)
+        return HerdrLink.query(fields)
+    }
+
+    /// The longest web client address before its fragment.
+    public static let maximumWebClientLength = 1024
+
+    /// Whether `text` is an `https://` (or `http://`) address, which may carry a code in its
+    /// fragment.
+    public static func isWebAddress(_ text: String) -> Bool {
+        let lowered = text.prefix(8).lowercased()
+        return lowered.hasPrefix("https://") || lowered.hasPrefix("http://")
+    }
+
+    /// A web client's address as `herdr-host pair --web-client` takes it: https://host[:port][/path]
+    /// (http:// only for a loopback host), no user, query or fragment; "/" when it has no path.
+    public static func webClientAddress(_ text: String) throws(PairingCodeError) -> String {
+        func invalid(_ why: String) -> PairingCodeError {
+            PairingCodeError(.invalidField, field: nil, "The web client's address \(why)")
+        }
+        guard text.utf8.count <= maximumWebClientLength, !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }),
+            let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+            let host = components.host, !host.isEmpty
+        else { throw invalid("must be https://host[:port][/path] (at most \(maximumWebClientLength) bytes)") }
+        let loopback = ["localhost", "127.0.0.1", "[::1]", "::1"].contains(host.lowercased())
+        guard scheme == "https" || (scheme == "http" && loopback) else {
+            throw invalid("must be https:// (http:// only for a loopback host)")
+        }
+        guard components.user == nil, components.password == nil, components.query == nil,
+            components.fragment == nil
+        else { throw invalid("must not have a user, a query or a fragment") }
+        return components.path.isEmpty ? text + "/" : text
+    }
+
+    /// The `herdr://` link of a web address's fragment; nil when `text` is no web address.
+    static func link(fromWebAddress text: String) throws(PairingCodeError) -> String? {
+        guard isWebAddress(text) else { return nil }
+        guard let hash = text.firstIndex(of: "#"), text.index(after: hash) < text.endIndex else {
+            throw PairingCodeError(
+                .notAPairingCode, field: nil,
+                "This address carries no pairing code (nothing after #): scan the code herdr-host pair shows")
+        }
+        guard text[..<hash].utf8.count <= maximumWebClientLength else {
+            throw PairingCodeError(
+                .tooLong, field: nil,
+                "The address before its pairing code is longer than \(maximumWebClientLength) bytes")
+        }
+        return "herdr://\(host)?" + text[text.index(after: hash)...]
     }
 
     static let knownKeys: Set<String> = ["v", "proto", "rs", "pid", "relay", "n", "home", "s", "x"]
@@ -73,7 +128,8 @@ public struct CompanionCode: Sendable, Hashable {
     /// Parses and checks a code; `now` decides expiry when the code has one.
     public init(parsing text: String, now: Date = Date()) throws(PairingCodeError) {
         let fields = try HerdrLink.fields(
-            of: text, host: Self.host, knownKeys: Self.knownKeys, maximumLength: Self.maximumLength)
+            of: try Self.link(fromWebAddress: text) ?? text, host: Self.host, knownKeys: Self.knownKeys,
+            maximumLength: Self.maximumLength)
         func required(_ key: String, _ name: String) throws(PairingCodeError) -> String {
             guard let value = fields[key] else {
                 throw PairingCodeError(.missingField, field: key, "The pairing code has no \(name) (\(key))")

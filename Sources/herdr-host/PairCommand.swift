@@ -1,4 +1,5 @@
 import CLISupport
+import CompanionPairing
 import Dispatch
 import EndToEndChannel
 import Foundation
@@ -36,6 +37,7 @@ enum PairCommand {
               herdr-host pair --relay https://relay.example.com
               herdr-host pair --session work --png /tmp/code.png
               herdr-host pair --no-relay
+              herdr-host pair --web          (a phone's camera opens the relay's web client)
             """,
         options: [
             OptionSpec("relay", valueName: "url", help: "The relay, https://host[:port] (default: the last one used)."),
@@ -45,8 +47,20 @@ enum PairCommand {
             OptionSpec(
                 "session", short: "s", valueName: "name", help: "herdr session the device attaches to after pairing."),
             OptionSpec("png", valueName: "file", help: "Also write the QR code to this PNG file.", completion: .files),
+            OptionSpec(
+                "web-client", valueName: "url",
+                help:
+                    "Show the code as the address of the web client served at this https:// address (the code in its fragment)."
+            ),
         ],
-        flags: [FlagSpec("no-relay", help: "Pair on the home network alone: the code names no relay.")],
+        flags: [
+            FlagSpec("no-relay", help: "Pair on the home network alone: the code names no relay."),
+            FlagSpec(
+                "web",
+                help:
+                    "Show the code as the address of the web client the relay serves (herdr-relay serve --web-client): a phone's camera opens it."
+            ),
+        ],
         exitCodes: [.success, .failure, .usage, .hangup, .interrupted, .terminated],
         handler: { arguments in
             let request = try Request(arguments)
@@ -59,12 +73,19 @@ enum PairCommand {
         var name: String
         var session: String?
         var png: String?
+        /// The web client whose address the code is shown as (the code in its fragment), if any.
+        var webClient: String?
         var directory: AgentDirectory
 
         init(_ arguments: ParsedArguments) throws(UsageError) {
             directory = AgentDirectory.standard()
             let saved = AgentSettings.load(directory).relay
             if arguments.flag("no-relay") {
+                guard !arguments.flag("web"), !arguments.wasGiven("web-client") else {
+                    throw arguments.usageError(
+                        "a browser reaches this computer through a relay only: --web and --web-client need one (not --no-relay)"
+                    )
+                }
                 guard !arguments.wasGiven("relay") else {
                     throw arguments.usageError("give --relay or --no-relay, not both")
                 }
@@ -105,6 +126,16 @@ enum PairCommand {
                 )
             }
             png = arguments.string("png")
+            if let given = arguments.string("web-client") {
+                guard !arguments.flag("web") else { throw arguments.usageError("give --web or --web-client, not both") }
+                do throws(PairingCodeError) {
+                    webClient = try CompanionCode.webClientAddress(given)
+                } catch {
+                    throw arguments.usageError("--web-client: \(error.message)")
+                }
+            } else if arguments.flag("web") {
+                webClient = relay.map { $0.origin + "/" }
+            }
         }
 
         /// What the code's `home=` says: the running agent's door as it listens, else the
@@ -138,7 +169,7 @@ enum PairCommand {
                 return .failure
             }
             let registry = DeviceRegistry(directory: directory)
-            let console = TerminalPairingConsole(pngFile: png)
+            let console = TerminalPairingConsole(pngFile: png, webClient: webClient)
             let runner = ComputerPairingRunner(
                 template: .init(
                     staticPublicKey: staticKey.publicKey, relay: relay, computerName: name, session: session,

@@ -10,9 +10,14 @@ import TerminalQR
 /// a PNG file with `--png`), the question for the typed code, and what happened.
 final class TerminalPairingConsole: PairingConsole, @unchecked Sendable {
     private let pngFile: String?
+    /// The web client the code is shown as an address of (`--web`, `--web-client`).
+    private let webClient: String?
     private let lock = NSLock()
 
-    init(pngFile: String?) { self.pngFile = pngFile }
+    init(pngFile: String?, webClient: String? = nil) {
+        self.pngFile = pngFile
+        self.webClient = webClient
+    }
 
     private func write(_ text: String) {
         lock.lock()
@@ -21,8 +26,12 @@ final class TerminalPairingConsole: PairingConsole, @unchecked Sendable {
     }
 
     func showCode(_ code: CompanionCode) {
-        var text = "\nScan this code with herdr-remote pair (or paste the line below):\n\n"
-        if let qr = try? QRCode(encoding: code.url, level: .medium) {
+        let shown = webClient.map { code.webAddress(client: $0) } ?? code.url
+        var text =
+            webClient == nil
+            ? "\nScan this code with herdr-remote pair (or paste the line below):\n\n"
+            : "\nScan this code with the phone's camera: it opens the web client (herdr-remote pair takes it too):\n\n"
+        if let qr = try? QRCode(encoding: shown, level: .medium) {
             let colors = isatty(STDOUT_FILENO) == 1
             text += qr.halfBlockLines(quietZone: 4, colors: colors).joined(separator: "\n") + "\n\n"
             if let pngFile {
@@ -34,7 +43,7 @@ final class TerminalPairingConsole: PairingConsole, @unchecked Sendable {
                 }
             }
         }
-        text += code.url + "\n\n"
+        text += shown + "\n\n"
         let road =
             code.relay.map { "Relay: \($0.origin)" }
             ?? "Home network only: \(code.home.map(\.description).joined(separator: ", "))"

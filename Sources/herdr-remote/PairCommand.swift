@@ -99,7 +99,7 @@ enum PairCommand {
             text = codeArgument ?? ""
         }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        if HerdrLink.host(of: trimmed) == CompanionCode.host {
+        if HerdrLink.host(of: trimmed) == CompanionCode.host || CompanionCode.isWebAddress(trimmed) {
             let code: CompanionCode
             do throws(PairingCodeError) {
                 code = try CompanionCode(parsing: trimmed)

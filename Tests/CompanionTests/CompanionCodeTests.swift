@@ -48,6 +48,43 @@ import Testing
         #expect(RoomName.isValid(code.room))
     }
 
+    /// The same code as a web client's address: its query in the fragment, which a browser never
+    /// sends to a server; the address itself is checked only for its form.
+    @Test func aWebClientsAddressCarriesTheCodeInItsFragment() throws {
+        let code = try Self.sample()
+        let client = try CompanionCode.webClientAddress("https://relay.example.com")
+        #expect(client == "https://relay.example.com/")
+        let address = code.webAddress(client: client)
+        #expect(address == "https://relay.example.com/#" + code.query)
+        #expect(code.url == "herdr://companion?" + code.query)
+        #expect(try parse(address) == code)
+        #expect(try parse("HTTPS://elsewhere.example:8443/herdr/#" + code.query) == code, "any web client")
+        #expect(try parse("http://127.0.0.1:9/#" + code.query) == code)
+        for (text, kind) in [
+            ("https://relay.example.com/", PairingCodeError.Kind.notAPairingCode),
+            ("https://relay.example.com/#", .notAPairingCode),
+            ("https://relay.example.com/#v=2&" + code.query.dropFirst(4), .unsupportedVersion),
+            ("https://" + String(repeating: "a", count: 1100) + "/#" + code.query, .tooLong),
+            ("https://relay.example.com/#" + code.query + "&v=1", .duplicateField),
+        ] as [(String, PairingCodeError.Kind)] {
+            #expect(throws: PairingCodeError.self, "\(text.prefix(60))") { try parse(text) }
+            do throws(PairingCodeError) {
+                _ = try parse(text)
+            } catch {
+                #expect(error.kind == kind, "\(text.prefix(60)): \(error)")
+            }
+        }
+        #expect(!CompanionCode.isWebAddress("herdr://companion?v=1") && CompanionCode.isWebAddress("Https://x"))
+        for bad in [
+            "http://relay.example.com", "ftp://relay.example.com", "https://", "https://user@relay.example.com",
+            "https://relay.example.com/?a=1", "https://relay.example.com/#x", "https://relay example.com",
+            "https://" + String(repeating: "a", count: 1100),
+        ] {
+            #expect(throws: PairingCodeError.self, "\(bad.prefix(60))") { try CompanionCode.webClientAddress(bad) }
+        }
+        #expect(try CompanionCode.webClientAddress("https://h.example/app/") == "https://h.example/app/")
+    }
+
     @Test func theRelayIsReducedToItsOrigin() throws {
         let cases: [(String, String)] = [
             ("https://Relay.Example.COM", "https://relay.example.com"),

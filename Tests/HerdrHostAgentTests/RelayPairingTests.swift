@@ -61,6 +61,30 @@ import Testing
         #expect(!log.contains("127.0.0.1:\(road.port)"), "no peer address logged: \(log)")
     }
 
+    /// `herdr-host pair --web` shows the code as the address of the relay's web client, the code
+    /// in its fragment (what a phone's camera opens); herdr-remote pairs with that address too.
+    @Test func aCodeShownAsTheWebClientsAddressPairs() throws {
+        let road = try RelayRoadFixture()
+        try RelayProgramPairing.pair(
+            origin: road.origin, computerName: "studio", deviceName: "phone", hostEnvironment: road.hostEnvironment,
+            deviceEnvironment: road.deviceEnvironment("phone"), hostArguments: ["--web"]
+        ) { program, arguments, computer, environment in
+            if computer {
+                let shown = try InteractiveProcess(program, arguments, environment: environment)
+                #expect(shown.waitForMatch(#"(\S+)#v=1&proto="#) == road.origin + "/", "\(shown.stdout)")
+                return shown
+            }
+            #expect(arguments[1].hasPrefix(road.origin + "/#v=1&"), "\(arguments)")
+            return try InteractiveProcess(program, arguments, environment: environment)
+        }
+        #expect(try road.registry.devices().map(\.name) == ["phone"])
+        #expect(try road.devicePairing().profile.name == "studio")
+        // Without a relay a browser cannot reach the computer.
+        let refused = try ProcessRunner.run(
+            BuiltProgram.path("herdr-host"), ["pair", "--no-relay", "--web"], environment: road.hostEnvironment)
+        #expect(refused.status == 64 && refused.stderr.contains("through a relay only"), "\(refused.stderr)")
+    }
+
     /// Another herdr-host with this computer's keys (a copy of its directory) takes the device's
     /// room: the first says so, shows the room stopped and leaves it to the other, instead of
     /// taking it back at its next check (and the two displacing each other every second).

@@ -122,10 +122,12 @@ public final class InteractiveProcess: @unchecked Sendable {
         return found
     }
 
-    /// The `after`-th `herdr://companion?…` code the program printed on stdout, once its line is
-    /// whole: a code read while its line was still being written would be cut short.
+    /// The `after`-th `herdr://companion?…` code (or web client address with a code after `#`) the
+    /// program printed on stdout, once its line is whole: a code read while its line was still
+    /// being written would be cut short.
     public func waitForCompanionCode(timeout: Double = 30, after: Int = 0) -> String? {
-        guard let regex = try? NSRegularExpression(pattern: #"(herdr://companion\?\S+)\r?\n"#) else { return nil }
+        guard let regex = try? NSRegularExpression(pattern: #"((?:herdr://companion\?|https?://\S*#v=)\S+)\r?\n"#)
+        else { return nil }
         var found: String?
         waitFor(timeout: timeout) { out, _ in
             let matches = regex.matches(in: out, range: NSRange(out.startIndex..., in: out))

@@ -2,7 +2,8 @@ import Foundation
 import Glibc
 
 /// A computer and a device paired through a relay by the real programs, as a person does it:
-/// `herdr-host pair --relay ORIGIN` shows its code, `herdr-remote pair CODE --yes --no-connect`
+/// `herdr-host pair --relay ORIGIN` shows its code (a `herdr://` link, or a web client's address
+/// with `--web`), `herdr-remote pair CODE --yes --no-connect`
 /// shows the short code, which is typed on the computer once it asks.
 public enum RelayProgramPairing {
     /// Starts a program of the computer's (`computer` true) or of the device's: on this machine
@@ -22,10 +23,11 @@ public enum RelayProgramPairing {
     /// what either program said when a step does not come.
     public static func pair(
         origin: String, computerName: String, deviceName: String, hostEnvironment: [String: String],
-        deviceEnvironment: [String: String], launch: Launch = here
+        deviceEnvironment: [String: String], hostArguments: [String] = [], launch: Launch = here
     ) throws {
         let host = try launch(
-            BuiltProgram.path("herdr-host"), ["pair", "--relay", origin, "--name", computerName], true, hostEnvironment)
+            BuiltProgram.path("herdr-host"), ["pair", "--relay", origin, "--name", computerName] + hostArguments, true,
+            hostEnvironment)
         guard let code = host.waitForCompanionCode(), host.waitFor("waiting for a device") else {
             host.signal(SIGTERM)
             _ = host.wait()

@@ -5,7 +5,12 @@
 public enum HerdrLink {
     /// The link for `host` with `fields`, in order.
     public static func url(host: String, fields: [(String, String)]) -> String {
-        "herdr://\(host)?" + fields.map { "\($0)=\(escape($1))" }.joined(separator: "&")
+        "herdr://\(host)?" + query(fields)
+    }
+
+    /// `fields` as a link's query, in order, values escaped.
+    public static func query(_ fields: [(String, String)]) -> String {
+        fields.map { "\($0)=\(escape($1))" }.joined(separator: "&")
     }
 
     /// The host of a `herdr://` link (lowercased), or nil when `text` is not one.
