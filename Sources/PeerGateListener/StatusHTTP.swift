@@ -178,6 +178,8 @@ public struct HTTPResponse: Hashable, Sendable {
     public var body: [UInt8]
     /// A HEAD response: headers (with the body's Content-Length) but no body.
     public var omitsBody = false
+    /// The `Cache-Control` field: nothing is stored unless a response says otherwise.
+    public var cacheControl = "no-store"
 
     public init(status: Int, reason: String, contentType: String? = nil, body: [UInt8] = []) {
         self.status = status
@@ -197,7 +199,7 @@ public struct HTTPResponse: Hashable, Sendable {
         var head = "HTTP/1.1 \(status) \(reason)\r\n"
         if let contentType { head += "Content-Type: \(contentType)\r\n" }
         head += "Content-Length: \(body.count)\r\n"
-        head += "Cache-Control: no-store\r\n"
+        head += "Cache-Control: \(cacheControl)\r\n"
         for header in extraHeaders { head += "\(header)\r\n" }
         head += "Connection: close\r\n\r\n"
         return Array(head.utf8) + (omitsBody ? [] : body)

@@ -11,6 +11,11 @@ public struct RelayConfiguration: Sendable {
     /// The App Attest evidence accepted while attestation is required: the app id, the
     /// environment and the trust anchor (`APP_ID`, `APPATTEST_ENV`, `APPATTEST_ROOT_PEM`).
     public var appAttest = AppAttestPolicy.iTerm2Buddy
+    /// The web client this relay serves at its origin (`--web-client`), or nil: then, as the
+    /// original relay, every request with an `Origin` is refused. With it, requests whose
+    /// `Origin` is exactly `origin` are admitted (the room may come in the query), and GETs
+    /// without a room are answered from these files.
+    public var webClient: WebClientFiles?
 
     public var preAdmissionFrameSize = RelayLimits.preAdmissionFrameSize
     public var frameSize = RelayLimits.frameSize

@@ -19,11 +19,17 @@ extension RelayCore {
 
     /// The checks on a (non-upgrade) request's head, in upstream's order, before its body is read:
     /// the request gate (`gate`), the per-address `/attest*` rate (429), the relay's capacity for a
-    /// new room (503). Operator endpoints skip them. Nil: read the body, then `respond`.
+    /// new room (503). Operator endpoints skip them, and so do the web client's files once past
+    /// the `Origin` check. Nil: read the body, then `respond`.
     public func checkRequest(_ head: HTTPRequestHead, address: String) -> HTTPResponse? {
         let path = String(head.path)
         if Self.operatorPaths.contains(path) { return nil }
-        if let refusal = gate(head) { return refusal }
+        let name: String
+        switch gate(head) {
+        case .refused(let refusal): return refuseHTTP(refusal)
+        case .webClientFile: return nil
+        case .room(let room): name = room
+        }
         if path.hasPrefix("/attest") {
             var usage = addresses[address] ?? AddressUsage()
             defer { addresses[address] = usage }
@@ -32,15 +38,16 @@ extension RelayCore {
                     at: clock.milliseconds, limit: configuration.attestRequestsPerMinute, length: 60_000)
             else { return refuseHTTP(RelayHTTP.plain(429, "rate limited")) }
         }
-        if let name = roomName(in: head), rooms[name] == nil, rooms.count >= configuration.maximumRooms {
+        if rooms[name] == nil, rooms.count >= configuration.maximumRooms {
             return refuseHTTP(RelayHTTP.plain(503, "capacity"))
         }
         return nil
     }
 
     /// Answers a request whose head passed `checkRequest`: the POST endpoints of interop-facts §5,
-    /// `/healthz` and `/metrics` (local peers only); anything else is 501. A body over
-    /// `configuration.httpBodySize` is 413 (the shell refuses it from its Content-Length first).
+    /// `/healthz` and `/metrics` (local peers only), the web client's files (with `--web-client`);
+    /// anything else is 501. A body over `configuration.httpBodySize` is 413 (the shell refuses it
+    /// from its Content-Length first).
     public func respond(to head: HTTPRequestHead, body: [UInt8], address: String, peerIsLoopback: Bool) -> HTTPResponse
     {
         let response =
@@ -53,6 +60,13 @@ extension RelayCore {
 
     private func route(_ head: HTTPRequestHead, body: [UInt8], local: Bool) -> HTTPResponse {
         let path = String(head.path)
+        if !Self.operatorPaths.contains(path), let webClient = configuration.webClient {
+            switch gate(head) {
+            case .refused(let refusal): return refusal
+            case .webClientFile: return webClient.response(to: head)
+            case .room: break
+            }
+        }
         switch (head.method, path) {
         case (_, "/healthz"):
             guard head.method == "GET" || head.method == "HEAD" else { return methodNotAllowed("GET, HEAD") }
@@ -73,7 +87,7 @@ extension RelayCore {
                     )
                     .utf8))
         case ("POST", "/attest/challenge"), ("POST", "/attest"), ("POST", "/register"), ("POST", "/delete"):
-            // The gate passed, so there is exactly one well-formed room header.
+            // The gate passed, so there is exactly one well-formed room (a header, or a browser's query).
             guard let room = roomName(in: head) else { return RelayHTTP.plain(400, "bad room") }
             if storeOutage != nil, checkStore() != nil { return RelayHTTP.plain(503, "store unavailable") }
             do {

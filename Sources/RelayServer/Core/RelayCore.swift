@@ -83,7 +83,12 @@ public final class RelayCore {
     /// (`Origin`: 403, the room header: 400), the client address's upgrade rate and open sockets
     /// (429), then the relay's capacity (503). Nil: go on with the WebSocket handshake, then `open`.
     public func checkUpgrade(_ head: HTTPRequestHead, address: String) -> HTTPResponse? {
-        if let refusal = gate(head) { return refusal }
+        let name: String
+        switch gate(head) {
+        case .refused(let refusal): return refuseHTTP(refusal)
+        case .webClientFile: return refuseHTTP(RelayHTTP.plain(400, "bad room"))  // never: it is an upgrade
+        case .room(let room): name = room
+        }
         let now = clock.milliseconds
         var usage = addresses[address] ?? AddressUsage()
         defer { addresses[address] = usage }
@@ -96,20 +101,10 @@ public final class RelayCore {
         guard connections.count < configuration.maximumSockets else {
             return refuseHTTP(RelayHTTP.plain(503, "capacity"))
         }
-        if let name = roomName(in: head), rooms[name] == nil, rooms.count >= configuration.maximumRooms {
+        if rooms[name] == nil, rooms.count >= configuration.maximumRooms {
             return refuseHTTP(RelayHTTP.plain(503, "capacity"))
         }
         if storeOutage != nil && checkStore() != nil { return refuseHTTP(RelayHTTP.plain(503, "store unavailable")) }
-        return nil
-    }
-
-    /// The checks every client request passes first, before its method or path is looked at (as
-    /// upstream's entry gate): no `Origin` header (403 `forbidden`: browsers send one, native
-    /// clients never do), then exactly one `x-relay-room` of 64 lowercase hex (400 `bad room`).
-    /// Nil: the request may go on.
-    public func gate(_ head: HTTPRequestHead) -> HTTPResponse? {
-        if !head.values(named: "origin").isEmpty { return refuseHTTP(RelayHTTP.plain(403, "forbidden")) }
-        guard roomName(in: head) != nil else { return refuseHTTP(RelayHTTP.plain(400, "bad room")) }
         return nil
     }
 
@@ -423,13 +418,6 @@ public final class RelayCore {
     }
 
     // MARK: - Rooms
-
-    /// The request's room: exactly one `x-relay-room` header of 64 lowercase hex digits.
-    public func roomName(in head: HTTPRequestHead) -> String? {
-        let values = head.values(named: RelayLimits.roomHeader)
-        guard values.count == 1, RoomName.isValid(values[0]) else { return nil }
-        return values[0]
-    }
 
     /// The room in memory, loading its record from the store on first touch.
     func roomState(_ name: String) -> RoomState {

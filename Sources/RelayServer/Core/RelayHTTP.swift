@@ -25,6 +25,7 @@ enum RelayHTTP {
     static func reasonPhrase(_ status: Int) -> String {
         switch status {
         case 200: "OK"
+        case 304: "Not Modified"
         case 400: "Bad Request"
         case 403: "Forbidden"
         case 404: "Not Found"
