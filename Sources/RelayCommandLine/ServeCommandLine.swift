@@ -36,6 +36,16 @@ public enum ServeCommandLine {
                 sockets and requests (503 `store unavailable`, or close 1011 `store unavailable`) while \
                 splices already running go on, reports 503 on /healthz, and recovers by itself when \
                 Redis is back. Put a password in RELAY_REDIS_URL rather than on the command line.
+
+                With --web-client (RELAY_WEB_CLIENT=true) the relay also serves the web client, the page a \
+                phone's browser pairs and connects from, at its origin: the files under --web-root \
+                (RELAY_WEB_ROOT; default: ../share/herdr-remote/web from the program's directory, where \
+                make install puts them), read once at start (at most 8 MiB) and logged with their SHA-256 \
+                and one manifest SHA-256. Requests whose Origin is exactly --origin are then admitted, \
+                with the room as the query parameter room (/?room=…) where a browser cannot send \
+                x-relay-room; any other Origin is still refused (403 forbidden). Without it, as the \
+                original relay, every request with an Origin is refused. Whoever serves the page \
+                serves the code that holds the phone's keys: serve it only from a relay you trust.
                 """,
             options: [
                 OptionSpec(
@@ -74,6 +84,11 @@ public enum ServeCommandLine {
                     "trusted-hops", valueName: "n",
                     help: "Appending proxies in front: X-Forwarded-For is read this many from the right.",
                     defaultValue: "1"),
+                OptionSpec(
+                    "web-root", valueName: "dir",
+                    help:
+                        "The web client's files, with --web-client (RELAY_WEB_ROOT; default: ../share/herdr-remote/web from the program).",
+                    completion: .directories),
             ] + LimitSetting.all.map(\.option),
             flags: [
                 FlagSpec("trust-proxy", help: "Take client addresses from X-Forwarded-For (a proxy in front sets it)."),
@@ -81,6 +96,9 @@ public enum ServeCommandLine {
                     "trust-cloudflare",
                     help: "Take client addresses from CF-Connecting-IP, then X-Forwarded-For (Cloudflare in front)."),
                 FlagSpec("log", help: "Log events (a room established, rooms reaped); never names or addresses."),
+                FlagSpec(
+                    "web-client",
+                    help: "Serve the web client and admit browsers from --origin (RELAY_WEB_CLIENT=true)."),
             ],
             exitCodes: [.success, .failure, .usage, .unavailable],
             handler: handler)

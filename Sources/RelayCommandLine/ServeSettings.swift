@@ -35,9 +35,20 @@ public struct ServeSettings: Sendable {
     public var logsEvents: Bool
     /// The limits given, with their values.
     public var limits: [(setting: LimitSetting, value: Int64)]
+    /// Where the web client's files are when the relay serves them (`--web-client`,
+    /// `RELAY_WEB_CLIENT`): `--web-root` (`RELAY_WEB_ROOT`), else ``defaultWebRoot(executable:)``;
+    /// nil when it does not.
+    public var webRoot: String?
+    /// Whether ``webRoot`` was given (`--web-root`, `RELAY_WEB_ROOT`) rather than the default.
+    public var webRootGiven: Bool
 
-    /// Reads `serve`'s parsed arguments, then `environment`; throws the usage error for a value that cannot be used.
-    public init(_ arguments: ParsedArguments, environment: [String: String]) throws(UsageError) {
+    /// Reads `serve`'s parsed arguments, then `environment`; throws the usage error for a value
+    /// that cannot be used. `executable` is this program's path, for the web client's default
+    /// directory beside it.
+    public init(
+        _ arguments: ParsedArguments, environment: [String: String],
+        executable: @autoclosure () -> String = ServeSettings.executablePath()
+    ) throws(UsageError) {
         func variable(_ name: String) -> String? {
             guard let value = environment[name], !value.isEmpty else { return nil }
             return value
@@ -107,6 +118,31 @@ public struct ServeSettings: Sendable {
             }
         }
         self.limits = limits
+        if try boolean("web-client", "RELAY_WEB_CLIENT") {
+            let given = value("web-root", "RELAY_WEB_ROOT")
+            webRoot = given ?? Self.defaultWebRoot(executable: executable())
+            webRootGiven = given != nil
+        } else {
+            // The variable may stay in an env file while the web client is switched off; the flag alone
+            // is a mistake.
+            guard !arguments.wasGiven("web-root") else {
+                throw arguments.usageError("--web-root needs --web-client (or RELAY_WEB_CLIENT=true)")
+            }
+            webRoot = nil
+            webRootGiven = false
+        }
+    }
+
+    /// `<the program's directory>/../share/herdr-remote/web`: where `make install` puts the web client.
+    public static func defaultWebRoot(executable: String) -> String {
+        let directory = (executable as NSString).deletingLastPathComponent
+        return ((directory as NSString).deletingLastPathComponent as NSString).appendingPathComponent(
+            "share/herdr-remote/web")
+    }
+
+    /// This program's path, links resolved (`/proc/self/exe`).
+    public static func executablePath() -> String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
     /// `--listen`, else `RELAY_LISTEN`, else upstream's `RELAY_HOST` and `RELAY_PORT` (or `PORT`),

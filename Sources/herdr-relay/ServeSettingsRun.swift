@@ -12,6 +12,16 @@ extension ServeSettings {
         let log: @Sendable (String) -> Void = { message in
             StandardError.write("\(Self.timestamp()) herdr-relay: \(message)\n")
         }
+        // The web client is read before anything starts: a relay never serves half of it.
+        var webClient: WebClientFiles?
+        if let webRoot {
+            do {
+                webClient = try WebClientFiles.load(root: webRoot) { log("note: web client: skipped \($0)") }
+            } catch {
+                log("error: \(webClientProblem(error, root: webRoot))")
+                return .usage
+            }
+        }
         let logsEvents = logsEvents
         let coreLog: @Sendable (RelayLogKind, String) -> Void = { kind, message in
             if kind == .failure || logsEvents { log(message) }
@@ -48,7 +58,9 @@ extension ServeSettings {
         if redis == nil { Self.createDatabaseDirectory(for: databasePath) }
         let path = databasePath
         let redis = redis
-        let frozen = configuration
+        var configured = configuration
+        configured.webClient = webClient
+        let frozen = configured
         var options = RelayServer.Options(bindAddress: bindAddress, port: port, tls: tls)
         options.clientAddress = clientAddress
         let server: RelayServer
@@ -81,6 +93,15 @@ extension ServeSettings {
         log(
             "origin \(origin); attestation \(attestationRequired ? "required (App Attest: \(appAttest.appID), \(appAttest.environment.rawValue), \(appAttest.rootDescription))" : "off (ATTEST_REQUIRED=false)"); store \(redis.map(\.description) ?? path)\(tls == nil ? "; plain WebSocket" : "; TLS")\(clientAddress.logText); event log \(logsEvents ? "on" : "off")\(limits.isEmpty ? "" : ";" + limitText)"
         )
+        if let webClient, let webRoot {
+            // What a person loading the page can compare with what they expected to run.
+            for file in webClient.sortedFiles {
+                log("web client file \(file.path) sha256 \(file.sha256) (\(file.bytes.count) bytes)")
+            }
+            log(
+                "web client on: \(webClient.files.count) files (\(webClient.totalBytes) bytes) from \(webRoot), manifest sha256 \(webClient.manifestSHA256); browsers admitted from \(origin)"
+            )
+        }
         let scheme = tls == nil ? "ws" : "wss"
         let host = bindAddress.contains(":") ? "[\(bindAddress)]" : bindAddress
         try? FileDescriptorWriter.writeAll(
@@ -90,6 +111,18 @@ extension ServeSettings {
         server.shutdown()
         log("stopped")
         return .success
+    }
+
+    /// What stops a start with the web client, naming the directory and the option that sets it.
+    func webClientProblem(_ error: WebClientFilesError, root: String) -> String {
+        switch error.kind {
+        case .noRoot where !webRootGiven:
+            "--web-client: no web client at \(root), the default beside this program (make install puts it there); give its directory with --web-root DIR (RELAY_WEB_ROOT)"
+        case .noRoot:
+            "--web-root (RELAY_WEB_ROOT): \(error.message)"
+        default:
+            "--web-client: the web client in \(root) cannot be served: \(error.message)"
+        }
     }
 
     /// Every socket is a descriptor: take the soft open-files limit up to the hard one.

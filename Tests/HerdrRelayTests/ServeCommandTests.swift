@@ -16,7 +16,11 @@ import Testing
         #expect(top.stdout.contains("serve") && top.stdout.contains("probe"))
         let serve = try ProcessRunner.run(RelayProcess.executable, ["serve", "--help"])
         #expect(serve.status == 0)
-        for option in ["--listen", "--origin", "--db", "--tls-cert", "--tls-key", "--trust-proxy", "ATTEST_REQUIRED"] {
+        for option in [
+            "--listen", "--origin", "--db", "--tls-cert", "--tls-key", "--trust-proxy", "ATTEST_REQUIRED",
+            "--web-client",
+            "--web-root", "RELAY_WEB_CLIENT",
+        ] {
             #expect(serve.stdout.contains(option), "serve --help mentions \(option)")
         }
     }
