@@ -74,6 +74,22 @@ struct RelayClusterTests {
         #expect(LoopbackHTTP.get(port: UInt16(cluster.haproxy.port), path: "/metrics")?.status == 403)
     }
 
+    /// Nodes serving the web client: a browser's socket (its `Origin`, the room in the query) and
+    /// a native one (the room in the header) of the same room are routed to one node by the
+    /// shipped configuration, for every one of 12 rooms (by chance on three nodes: 1 in 3^12);
+    /// the web client's files, with no room, are answered wherever they land.
+    @Test("a browser's ?room= and a native client's header of one room meet on one node")
+    func aBrowserAndANativeClientMeetThroughHAProxy() throws {
+        let root = try WebClientServeTests.webRoot()
+        let cluster = try RelayCluster(environment: ["RELAY_WEB_CLIENT": "true", "RELAY_WEB_ROOT": root.path])
+        let report = try WebClientServeTests.runPeer(
+            "cluster", port: UInt16(cluster.haproxy.port), rooms: 12, origin: cluster.origin)
+        #expect(report["met"] == "12", "\(report)")
+        let app = WebClientServeTests.sha256(WebClientServeTests.app)
+        #expect(report["files"] == "200 \(app)", "\(report)")
+        #expect(cluster.total("relay_rooms_active") == 0, "every socket closed again")
+    }
+
     /// kill -9 of the node holding the most rooms while 200 rooms are parked and 16 are
     /// splicing: every Mac is parked again and every pair spliced again on the two nodes left, no
     /// verifier or counted byte is lost, and at no sample is any room spliced twice.
