@@ -25,8 +25,9 @@ release: deps
 
 # The four programs into $(DESTDIR)$(PREFIX)/bin, with their bash, zsh and fish completions and man
 # pages (which the freshly built programs print from their command specs), the systemd units (their
-# ExecStart names $(PREFIX)/bin) and the relay's env file example. `make uninstall` (same PREFIX
-# and DESTDIR) removes exactly that: scripts/install.sh keeps a manifest.
+# ExecStart names $(PREFIX)/bin), the relay's env file example and the web client's static files
+# ($(PREFIX)/share/herdr-remote/web, which `herdr-relay serve --web-client` serves by default).
+# `make uninstall` (same PREFIX and DESTDIR) removes exactly that: scripts/install.sh keeps a manifest.
 install: release
 	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" bash scripts/install.sh install "$$($(SWIFT) build -c release $(SWIFT_FLAGS) --show-bin-path)"
 

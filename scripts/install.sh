@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the four programs, their bash, zsh and fish completions and man pages (printed by the
-# programs themselves from their command specs), the systemd units and the relay's env file
-# example; or removes exactly what an install put there. `make install` and `make uninstall` run it.
+# programs themselves from their command specs), the systemd units, the relay's env file example
+# and the web client's static files (share/herdr-remote/web: what `herdr-relay serve --web-client`
+# serves by default, or any web server's root); or removes exactly what an install put there.
+# `make install` and `make uninstall` run it.
 #
 #   scripts/install.sh install BINDIR   # BINDIR holds the built herdr-remote, herdr-pair, herdr-host, herdr-relay
 #   scripts/install.sh uninstall
@@ -76,6 +78,18 @@ put() {
   record file "$3"
 }
 
+# The web client's files below Web/, NUL-separated, in bytewise order.
+web_client_files() {
+  (
+    cd "$repository/Web"
+    find . \( \( -name '.?*' -o -name test -o -name test-support -o -name bench -o -name node_modules \) -prune \) \
+      -o -type f \( -name '*.html' -o -name '*.js' -o -name '*.css' -o -name '*.json' -o -name '*.webmanifest' \
+      -o -name '*.png' -o -name '*.svg' -o -name '*.ico' -o -name '*.txt' \) \
+      ! -path ./package.json ! -path ./tsconfig.json -print0 |
+      sed -z 's|^\./||' | LC_ALL=C sort -z
+  )
+}
+
 install_all() {
   local bindir=${1:?usage: install.sh install BINDIR}
   local program
@@ -122,6 +136,13 @@ install_all() {
     put 0644 "$stage/$unit.service" "$prefix/lib/systemd/$kind/$unit.service"
   done
   put 0644 "$repository/contrib/herdr-relay.env.example" "$prefix/share/doc/herdr-remote/herdr-relay.env.example"
+
+  # The web client: the files herdr-relay would serve from Web/ (its extensions, no dotfiles, no
+  # test, test-support, bench or node_modules directory), less the tooling's own JSON.
+  local file
+  while IFS= read -r -d '' file; do
+    put 0644 "$repository/Web/$file" "$prefix/share/herdr-remote/web/$file"
+  done < <(web_client_files)
 
   # One line per path, even after installing twice.
   awk '!seen[$0]++' "$manifest" >"$stage/manifest"

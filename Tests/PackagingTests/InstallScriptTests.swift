@@ -29,7 +29,31 @@ import Testing
             ("lib/systemd/system/herdr-relay.service", 0o644), ("lib/systemd/user/herdr-host.service", 0o644),
             ("share/doc/herdr-remote/herdr-relay.env.example", 0o644),
             ("share/herdr-remote/install-manifest", 0o644),
-        ]
+        ] + webClientFiles.map { ("share/herdr-remote/web/\($0)", 0o644) }
+
+    /// The web client's files below Web/ that an install copies, by the rules herdr-relay serves
+    /// by (docs/relay.md): its extensions, no dotfile, nothing under `test`, `test-support`,
+    /// `bench` or `node_modules`; less the tooling's package.json and tsconfig.json.
+    static let webClientFiles: [String] = {
+        let web = Programs.repository.appendingPathComponent("Web").path
+        let extensions: Set<String> = ["html", "js", "css", "json", "webmanifest", "png", "svg", "ico", "txt"]
+        let excluded: Set<String> = ["test", "test-support", "bench", "node_modules"]
+        var files: [String] = []
+        guard let walk = FileManager.default.enumerator(atPath: web) else { return [] }
+        while let path = walk.nextObject() as? String {
+            let name = (path as NSString).lastPathComponent
+            let type = walk.fileAttributes?[.type] as? FileAttributeType
+            if name.hasPrefix(".") || (type == .typeDirectory && excluded.contains(name)) {
+                if type == .typeDirectory { walk.skipDescendants() }
+                continue
+            }
+            guard type == .typeRegular, extensions.contains((name as NSString).pathExtension), path != "package.json",
+                path != "tsconfig.json"
+            else { continue }
+            files.append(path)
+        }
+        return files.sorted()
+    }()
 
     /// Every file and directory under `root`, relative to it.
     static func tree(_ root: String) -> [String] {
@@ -66,6 +90,18 @@ import Testing
             let version = try ProcessRunner.run(root + "bin/\(name)", ["--version"], check: true)
             #expect(version.stdout == "\(name) 0.1.0\n")
         }
+        // The web client, byte for byte, and none of its tests, benchmarks or tooling.
+        #expect(Self.webClientFiles.contains("js/noise.js"), "\(Self.webClientFiles)")
+        for path in Self.webClientFiles {
+            let installed = FileManager.default.contents(atPath: root + "share/herdr-remote/web/" + path)
+            #expect(
+                installed == FileManager.default.contents(atPath: Programs.repository.path + "/Web/" + path), "\(path)")
+        }
+        #expect(
+            !files.contains {
+                $0.contains("/web/test") || $0.contains("/web/bench") || $0.hasSuffix("/web/README.md")
+                    || $0.hasSuffix("/web/package.json") || $0.hasSuffix("/web/tsconfig.json")
+            }, "\(files)")
         let relay = try String(contentsOfFile: root + "lib/systemd/system/herdr-relay.service", encoding: .utf8)
         #expect(relay.contains("\nExecStart=/usr/local/bin/herdr-relay serve\n"))
         let host = try String(contentsOfFile: root + "lib/systemd/user/herdr-host.service", encoding: .utf8)
@@ -74,6 +110,29 @@ import Testing
         let uninstall = try Self.run(["uninstall"], prefix: "/usr/local", destdir: destdir.path)
         #expect(uninstall.status == 0, "\(uninstall.stderr)")
         #expect(Self.tree(destdir.path) == [])
+    }
+
+    /// The installed herdr-relay serves the installed web client with `--web-client` alone: its
+    /// default directory is the one beside it that the install filled. (An index.html is put there
+    /// first when the checkout has none yet.)
+    @Test func theInstalledRelayServesTheInstalledWebClient() throws {
+        let destdir = try TemporaryDirectory(prefix: "install-destdir-")
+        let install = try Self.run(["install", Programs.directory], prefix: "/usr/local", destdir: destdir.path)
+        #expect(install.status == 0, "\(install.stderr)")
+        let web = destdir.path + "/usr/local/share/herdr-remote/web"
+        if !FileManager.default.fileExists(atPath: web + "/index.html") {
+            try "<!doctype html>\n".write(toFile: web + "/index.html", atomically: true, encoding: .utf8)
+        }
+        let relay = try RelayProcess(
+            ["--origin", "https://relay.test", "--listen", "127.0.0.1:0", "--db", ":memory:", "--web-client"],
+            environment: ["ATTEST_REQUIRED": "false"], executable: destdir.path + "/usr/local/bin/herdr-relay")
+        let noise = LoopbackHTTP.get(port: relay.port, path: "/js/noise.js")
+        #expect(noise?.status == 200)
+        #expect(noise?.body == (try String(contentsOfFile: web + "/js/noise.js", encoding: .utf8)))
+        #expect(LoopbackHTTP.get(port: relay.port, path: "/test/noise.test.js")?.status == 404)
+        #expect(relay.terminate() == 0)
+        let log = relay.stderrText()
+        #expect(log.contains("web client on: ") && log.contains(" from \(web), manifest sha256 "), "\(log)")
     }
 
     /// A packager's staging root that does not exist yet is created, and what goes into it is what

@@ -19,15 +19,16 @@ public final class RelayProcess {
     public let port: UInt16
     private let stderrRead: Int32
 
-    /// Starts `herdr-relay serve …` and waits for its `listening on` line.
-    public init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    /// Starts `herdr-relay serve …` (the built one, or `executable`: an installed copy) and waits for
+    /// its `listening on` line.
+    public init(_ arguments: [String], environment: [String: String] = [:], executable: String = executable) throws {
         let stdout = try PipePair()
         let stderr = try PipePair(nonBlockingRead: true)
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "ATTEST_REQUIRED")
         for (key, value) in environment { env[key] = value }
         process = try ChildProcess(
-            Self.executable, ["serve"] + arguments, environment: env, stdout: stdout.write, stderr: stderr.write)
+            executable, ["serve"] + arguments, environment: env, stdout: stdout.write, stderr: stderr.write)
         close(stdout.write)
         close(stderr.write)
         stderrRead = stderr.read
