@@ -2,6 +2,6 @@ extension FuzzTargets {
     /// The wire parsers' targets.
     static let wire: [FuzzTarget] = [
         httpRequestHead, httpResponseHead, webSocketFrame, webSocketStream, webSocketDifferential, relayAdmission,
-        relayHTTPBody, peerAddress,
+        relayHTTPBody, relayWebRequest, peerAddress,
     ]
 }
