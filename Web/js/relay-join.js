@@ -166,7 +166,10 @@ export class RelayJoinKey {
     }
   }
 
-  /** A fresh random room secret. @returns {Uint8Array} */
+  /**
+   * A fresh random room secret.
+   * @returns {Uint8Array}
+   */
   static makeRoomSecret() {
     return globalThis.crypto.getRandomValues(new Uint8Array(ROOM_SECRET_SIZE));
   }

@@ -109,7 +109,10 @@ export class SecureChannel {
     this.maximumMessageLength = maximumMessageLength;
     /** Frames the initiator passed over while waiting for the responder's handshake message. */
     this.staleFrames = 0;
-    /** The handshake hash and peer key, once established. @type {Established | null} */
+    /**
+     * The handshake hash and peer key, once established.
+     * @type {Established | null}
+     */
     this.established = null;
   }
 
@@ -117,7 +120,10 @@ export class SecureChannel {
     return this.#transport !== null && this.#failure === null;
   }
 
-  /** The error that ended the channel, if it failed. @returns {SecureChannelError | null} */
+  /**
+   * The error that ended the channel, if it failed.
+   * @returns {SecureChannelError | null}
+   */
   get failure() {
     return this.#failure;
   }
