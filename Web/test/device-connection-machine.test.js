@@ -566,3 +566,39 @@ test('back from the background while waiting between attempts: a free attempt no
   assert.deepEqual(redo, [{ type: 'cancel', id: 1 }, { type: 'connect', id: 2 }], 'an attempt frozen half-way is made again');
   assert.deepEqual(connecting.handle({ type: 'attemptEnded', id: 1, result: { ok: true, arrival: arrival() } }), [{ type: 'close', id: 1 }]);
 });
+
+test('a resize before the session starts sizes its attach; after, it goes as a resize covered by a ping', () => {
+  const driver = new Driver();
+  driver.handle({ type: 'start' });
+  driver.handle({ type: 'resize', cols: 100, rows: 5000 });
+  const up = driver.handle({ type: 'attemptEnded', id: 1, result: { ok: true, arrival: arrival() } });
+  assert.deepEqual(Driver.sessionSent(up), [{ type: 'open', stream: 1, name: 'main', cols: 100, rows: 1000, window: WINDOW }],
+    'the size clamped to 1–1000');
+  driver.started(1);
+  driver.advance(1);
+  const resized = driver.handle({ type: 'resize', cols: 0, rows: 30 });
+  assert.deepEqual(Driver.sessionSent(resized), [{ type: 'resize', stream: 1, cols: 1, rows: 30 }]);
+  assert.equal(Driver.pings(resized).length, 1);
+});
+
+test("an agent's pane as a screen session: open screen with the agent target, resumed by its token", () => {
+  const driver = new Driver((settings) => {
+    settings.screen = true;
+    settings.attach = { type: 'agent', key: { session: 'work', pane: 'w1:p2' } };
+  });
+  const id = driver.connect();
+  assert.deepEqual(Driver.sessionSent(driver.log), [{ type: 'openScreen', stream: 1, target: ScreenTarget.agent('work', 'w1:p2'), cols: 80, rows: 24 }]);
+  driver.computer(id, [session({ type: 'screenStarted', stream: 1, token: TOKEN, inputReceived: 0n })]);
+  driver.advance(3);
+  const again = driver.arrive(driver.handle({ type: 'ended', id, failure: { kind: 'unavailable', why: 'reset' } }));
+  assert.deepEqual(Driver.sessionSent(again), [{ type: 'resumeScreen', stream: 2, token: TOKEN, cols: 80, rows: 24 }]);
+  const other = new Driver((settings) => { settings.screen = true; });
+  const second = other.connect();
+  other.computer(second, [session({ type: 'screenStarted', stream: 1, token: TOKEN, inputReceived: 0n })]);
+  other.advance(3);
+  other.arrive(other.handle({ type: 'ended', id: second, failure: { kind: 'unavailable', why: 'reset' } }));
+  const third = /** @type {NonNullable<typeof other.machine.link>} */ (other.machine.link).id;
+  const wrong = /** @type {any} */ (Driver.finish(other.computer(third, [session({ type: 'screenStarted', stream: 2, token: new Uint8Array(16), inputReceived: 0n })])));
+  assert.equal(wrong.failure.kind, 'protocolViolation');
+  assert.match(wrong.failure.message, /resumed another session/);
+});
