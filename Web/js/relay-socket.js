@@ -4,8 +4,9 @@
 // cannot send the `x-relay-room` header, and herdr-relay serving the web client (`--web-client`)
 // takes the room from the URL for a page of its own origin. fetch sends `x-relay-room` itself (a
 // request to the page's own origin needs no CORS preflight for it). A browser also sends `Origin`
-// and its own User-Agent, which the relay's web-client mode accepts from its origin. Kept tiny;
-// tested in a real browser.
+// and its own User-Agent; the relay's web-client mode admits exactly one `Origin`, its own
+// (docs/relay.md "The web client"), so a page reaches only the relay that served it: a code that
+// names another relay must be opened at that relay's address. Kept tiny; tested in a real browser.
 
 /** @typedef {import('./frame-pipe.js').RelaySocket} RelaySocket */
 /** @typedef {import('./frame-pipe.js').RelaySocketEvent} RelaySocketEvent */
