@@ -729,7 +729,7 @@ export class DeviceConnectionMachine {
       // An older herdr-host would end the channel on the first screen message.
       this.#actions.push({ type: 'close', id });
       return this.#finish(failed('sessionRefused',
-        "the computer's herdr-host serves no screen sessions: update it there (herdr-host 0.x with screen sessions)"));
+        "the computer's herdr-host serves no screen sessions: update herdr-host on the computer"));
     }
     this.#actions.push({ type: 'adopt', id });
     if (reason !== null) this.#emit({ type: 'moved', relay: arrival.relay, because: reason });
