@@ -228,7 +228,7 @@ let package = Package(
         // Real peers for tests and benchmarks: sshd, tmux, temporary directories, processes.
         .target(
             name: "TestSupport", dependencies: ["CSystem", "CSQLite", "HerdrCrypto", "LinkEmulator"],
-            path: "Tests/TestSupport", exclude: ["HerdrStandIn"]),
+            path: "Tests/TestSupport", exclude: ["HerdrStandIn", "PhoneBrowser"]),
         .testTarget(
 
             // MARK: Tests.

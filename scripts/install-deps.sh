@@ -18,8 +18,9 @@ apt_packages=(
   zsh fish groff-base                   # the shells whose completion scripts the tests load; groff checks the man pages
   python3 python3-pip                   # Python peers of the interop tests
   nodejs node-typescript                # the web client's checks: node --test, tsc --checkJs (scripts/web-check.sh)
+  chromium                              # the phone's browser of the web client's tests (driven by Playwright, no browser download)
 )
-pip_packages=(noiseprotocol websockets)  # independent peers of the interop tests: Noise (Tests/NoiseTests/Peers), relay WebSocket client (RelayServerTests)
+pip_packages=(noiseprotocol websockets playwright)  # independent peers of the interop tests: Noise (Tests/NoiseTests/Peers), relay WebSocket client (RelayServerTests); Playwright drives chromium (PhoneBrowserTests)
 if [ "${1:-}" = "--bench" ]; then
   apt_packages+=(mosh)        # herdr-bench wan's anchor: mosh-server and mosh-client 1.4
   pip_packages+=(matplotlib)  # scripts/plot-bench.py

@@ -3,6 +3,7 @@
 // of AgentBoard (what a device needs of it: the board itself and its bound).
 
 import { HerdrAvailability } from './herdr-session-info.js';
+import { HerdrAgentStatus } from './herdr-agent.js';
 
 /** @typedef {import('./herdr-session-info.js').HerdrSessionInfo} HerdrSessionInfo */
 /** @typedef {import('./herdr-agent.js').HerdrAgent} HerdrAgent */
@@ -43,6 +44,32 @@ export const AgentBoard = Object.freeze({
       agents,
       omitted: parts.omitted ?? 0,
     };
+  },
+
+  /**
+   * The agents in the order a person wants them: by status (`blocked` first), the longest waiting
+   * first within a status, then by session and pane.
+   * @param {AgentBoard} board
+   * @returns {HerdrAgent[]}
+   */
+  sorted(board) {
+    return [...board.agents.values()].sort(AgentBoard.listOrder);
+  },
+
+  /**
+   * @param {HerdrAgent} a
+   * @param {HerdrAgent} b
+   * @returns {number}
+   */
+  listOrder(a, b) {
+    const rank = HerdrAgentStatus.all.indexOf(a.status) - HerdrAgentStatus.all.indexOf(b.status);
+    if (rank !== 0) return rank;
+    const [left, right] = [a.since ?? Infinity, b.since ?? Infinity];
+    if (left !== right) return left < right ? -1 : 1;
+    // As AgentKey's order: the session, then the pane id's length (w1:p2 before w1:p10), then it.
+    if (a.key.session !== b.key.session) return a.key.session < b.key.session ? -1 : 1;
+    if (a.key.pane.length !== b.key.pane.length) return a.key.pane.length - b.key.pane.length;
+    return a.key.pane < b.key.pane ? -1 : a.key.pane > b.key.pane ? 1 : 0;
   },
 
   /**

@@ -190,3 +190,19 @@ test('agents messages: unknown fields are ignored, an unknown status is unknown,
   assert.equal(message.agents[0].name, 'ab');
   assert.equal(message.agents[0].title, null, 'a text with nothing printable left is none');
 });
+
+test('a board lists blocked agents first, the longest waiting first, then by session and pane', () => {
+  /** @param {string} pane @param {import('../js/herdr-agent.js').HerdrAgentStatusValue} status @param {number | null} since @param {string} [session] */
+  const agent = (pane, status, since, session = 'default') => HerdrAgent.make({ session, pane }, { status, since });
+  const board = AgentBoard.make({
+    agents: [
+      agent('w1:p1', 'idle', 5), agent('w1:p10', 'blocked', null), agent('w1:p2', 'blocked', null),
+      agent('w1:p3', 'blocked', 20), agent('w1:p4', 'blocked', 10), agent('w1:p5', 'working', 1),
+      agent('w1:p6', 'done', 30), agent('w1:p7', 'unknown', 1), agent('w1:p1', 'blocked', null, 'a'),
+    ],
+  });
+  assert.deepEqual(
+    AgentBoard.sorted(board).map((a) => `${a.key.session}/${a.key.pane}`),
+    ['default/w1:p4', 'default/w1:p3', 'a/w1:p1', 'default/w1:p2', 'default/w1:p10', 'default/w1:p6', 'default/w1:p5',
+      'default/w1:p1', 'default/w1:p7']);
+});

@@ -1,0 +1,113 @@
+import Foundation
+import Glibc
+import HerdrHostAgent
+import TestSupport
+import Testing
+
+/// The web client in a phone's browser (issue 43), all real: Debian's chromium in a 390×844 touch
+/// screen's emulation (Playwright for Python), the page served by herdr-relay with `--web-client`
+/// from this checkout's `Web/`, herdr-host with the herdr stand-in behind it. The phone pairs
+/// with the code `herdr-host pair --web` shows (the 6-digit code typed on the computer), lists
+/// the blocked agent first, opens its pane, types, interrupts, lives through a relay restart and
+/// unpairs.
+@Suite(.serialized) struct PhoneBrowserTests {
+    /// This checkout's web client.
+    static var webRoot: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Web").path
+    }
+
+    /// Where the docs keep the phone's screenshots (written when HERDR_WRITE_SCREENSHOTS is set).
+    static var docs: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs")
+    }
+
+    /// Pairs the browser with the computer configured by `environment`: `herdr-host pair --web`
+    /// shows its code, the browser opens it and shows six digits, which are typed on the computer.
+    static func pair(
+        _ phone: PhoneBrowser, road: RelayRoadFixture, name: String, environment: [String: String]
+    ) throws {
+        let host = try InteractiveProcess(
+            BuiltProgram.path("herdr-host"), ["pair", "--relay", road.origin, "--name", name, "--web"],
+            environment: environment)
+        guard let code = host.waitForCompanionCode(), host.waitFor("waiting for a device") else {
+            throw FixtureError("herdr-host pair --web showed no code: \(host.stdout) \(host.stderr)")
+        }
+        #expect(code.hasPrefix(road.origin + "/#v=1&"), "\(code)")
+        try phone.open(code)
+        try phone.waitFor("#pairing-title", text: "Pairing with \(name)")
+        var digits = ""
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, digits.range(of: #"^\d{3} \d{3}$"#, options: .regularExpression) == nil {
+            digits = try phone.text("#pairing-code").trimmingCharacters(in: .whitespaces)
+            if digits.isEmpty { usleep(100_000) }
+        }
+        #expect(try phone.text("#pairing-state").contains("Type this code on \(name)"))
+        guard host.waitFor("Type the code it shows") else { throw FixtureError("not asked: \(host.stdout)") }
+        host.writeLine(digits)
+        #expect(host.wait(timeout: 30) == 0, "\(host.stdout) \(host.stderr)")
+        try phone.waitFor("#pairing-state", text: "Paired with \(name)", visible: false)
+        #expect(try phone.evaluate("location.hash") as? String == "", "the code is gone from the address")
+    }
+
+    @Test func aPhonePairsByTheCameraListsTheBlockedAgentFirstAndWorksInItsPane() throws {
+        let road = try RelayRoadFixture(relayArguments: ["--web-client", "--web-root", Self.webRoot])
+        let herdr = try road.useHerdrStandIn()
+        try herdr.startSession()
+        try herdr.addAgent(pane: "w1:p1", name: "claude-1", status: .idle)
+        try herdr.addAgent(pane: "w1:p2", name: "claude-2", status: .blocked, title: "Allow edit of main.swift?")
+        let phone = try PhoneBrowser()
+        try Self.pair(phone, road: road, name: "studio", environment: road.hostEnvironment)
+        #expect(try road.registry.devices().map(\.name) == ["browser on Android phone"])
+        let agent = try road.startAgent()
+        defer { agent.signal(SIGTERM) }
+
+        // The board: the blocked agent first, in words.
+        try phone.waitFor(".agent", text: "claude-1")
+        #expect(try phone.text(".agent").contains("claude-2"), "the blocked agent first")
+        #expect(try phone.text(".agent").contains("needs you"))
+        #expect(try phone.attribute(".agent", "aria-label") == "claude-2, needs you: open its pane")
+        #expect(try phone.text(".computer .state").contains("connected through 127.0.0.1"))
+        let screenshots = try TemporaryDirectory(prefix: "phone-")
+        try phone.screenshot(screenshots.file("board.png").path)
+
+        // Its pane, as a screen session: typed into, interrupted.
+        try phone.tap(".agent")
+        try phone.waitFor("#terminal")
+        #expect(agent.waitFor("started a screen session"), "\(agent.stderr)")
+        try phone.type("echo web-$((6*7))\n")
+        try phone.waitFor(".screen", text: "web-42")
+        #expect(herdr.attachedClients() == ["w1:p2"], "the agent's pane alone is attached")
+        try phone.type("sleep 60\n")
+        try phone.tap("[aria-label='Control C, interrupt']")
+        try phone.type("echo after-$((2*3))\n")
+        try phone.waitFor(".screen", text: "after-6")
+        try phone.screenshot(screenshots.file("terminal.png").path)
+
+        // The relay restarts under the session: the page reconnects and the screen goes on.
+        try road.restartRelay()
+        try phone.type("echo back-$((5*5))\n")
+        try phone.waitFor(".screen", text: "back-25", timeout: 60)
+
+        // Back to the board, then unpair (twice: the first tap asks).
+        try phone.tap("#back")
+        try phone.waitFor(".agent", text: "claude-2")
+        try phone.tap("[aria-label='Unpair studio']")
+        try phone.waitFor(".computer .state", text: "tap Unpair again")
+        try phone.tap("[aria-label='Unpair studio']")
+        try phone.waitFor(".empty", text: "No computer is paired yet")
+        #expect(try phone.text("#road").contains("the relay room was deleted"))
+        #expect(
+            agent.waitFor("the pairing was removed on the device (or expired); pair again with: herdr-host pair"),
+            "\(agent.stderr)")
+
+        if ProcessInfo.processInfo.environment["HERDR_WRITE_SCREENSHOTS"] != nil {
+            for name in ["board", "terminal"] {
+                let target = Self.docs.appendingPathComponent("web-\(name).png")
+                try? FileManager.default.removeItem(at: target)
+                try FileManager.default.copyItem(at: screenshots.file("\(name).png"), to: target)
+            }
+        }
+    }
+}
