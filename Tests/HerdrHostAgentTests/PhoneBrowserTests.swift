@@ -110,4 +110,42 @@ import Testing
             }
         }
     }
+
+    /// Two computers on one phone, each in its own words (the second has no herdr), and a page
+    /// back from the background moving its session to a fresh connection.
+    @Test func aSecondComputerAndAPageBackFromTheBackground() throws {
+        let road = try RelayRoadFixture(relayArguments: ["--web-client", "--web-root", Self.webRoot])
+        let herdr = try road.useHerdrStandIn()
+        try herdr.startSession()
+        try herdr.addAgent(pane: "w1:p2", name: "claude-2", status: .working)
+        let phone = try PhoneBrowser()
+        try Self.pair(phone, road: road, name: "studio", environment: road.hostEnvironment)
+        let studio = try road.startAgent()
+        defer { studio.signal(SIGTERM) }
+        try phone.waitFor(".agent", text: "claude-2")
+        let laptopConfiguration = road.directory.appending("host-laptop")
+        var settings = AgentSettings()
+        settings.homeListen = "off"
+        try settings.save(road.agentDirectory(home: laptopConfiguration))
+        let laptopHome = road.directory.appending("laptop-home")
+        try FileManager.default.createDirectory(at: laptopHome, withIntermediateDirectories: true)
+        var laptop = road.hostEnvironment(home: laptopConfiguration)
+        laptop["HOME"] = laptopHome.path
+        try Self.pair(phone, road: road, name: "laptop", environment: laptop)
+        let other = try road.startAgent(home: laptopConfiguration, environment: laptop)
+        defer { other.signal(SIGTERM) }
+        try phone.waitFor(".computer", text: "No herdr on this computer", timeout: 60)
+        try phone.waitFor(".agent", text: "claude-2")
+        #expect(try phone.text(".computer h2") == "studio" || phone.text(".computer h2") == "laptop")
+
+        try phone.tap(".agent")
+        try phone.type("echo first-$((3*3))\n")
+        try phone.waitFor(".screen", text: "first-9")
+        // The page comes back from the background: it reconnects at once (a fresh connection
+        // beside the old one, which the relay then displaces) and the session goes on there.
+        _ = try phone.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
+        try phone.type("echo after-return-$((4*4))\n")
+        try phone.waitFor(".screen", text: "after-return-16", timeout: 60)
+        try phone.waitFor("#road", text: "through 127.0.0.1")
+    }
 }

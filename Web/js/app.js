@@ -116,10 +116,22 @@ class App {
     back.addEventListener('click', () => this.closeSession());
     this.wireKeys();
     setInterval(() => this.showFreshness(), 1000);
+    // A code opened in a tab that already shows the page only changes its fragment.
+    window.addEventListener('hashchange', () => void this.takeCode(key));
+    await this.takeCode(key);
+  }
+
+  /**
+   * Pairs with the code in the address's fragment, if there is one, then shows the board.
+   * @param {KeyPair} key
+   */
+  async takeCode(key) {
     if (location.hash.length > 1) {
       const code = location.href;
       // The code is a secret until paired: off the address bar and out of the history at once.
       history.replaceState(null, '', location.pathname + location.search);
+      this.closeSession();
+      sayError(null);
       await this.pair(code, key);
     }
     await this.showBoard(key);
@@ -195,7 +207,9 @@ class App {
     for (const record of records) {
       if (this.computers.has(record.id)) continue;
       const connection = new DeviceConnection({
-        settings: { attach: null, watchAgents: true, cols: 80, rows: 24 },
+        // The board never gives up on a computer: it says since when it is unreachable, and tries
+        // again at most every 30 s (and at once when the page comes back).
+        settings: { attach: null, watchAgents: true, cols: 80, rows: 24, retryDelay: (attempt) => Math.min(30, 2 ** (attempt - 1)) },
         pairing: relayPairing(record), deviceName: record.deviceName, staticKey: key, openSocket: openRelaySocket,
         http: fetchRelayHTTP(record.relay), clock: browserClock,
         onEvent: (event) => this.boardEvent(record.id, event),
