@@ -39,16 +39,28 @@ import Testing
         try phone.waitFor("#pairing-title", text: "Pairing with \(name)")
         var digits = ""
         let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, digits.range(of: #"^\d{3} \d{3}$"#, options: .regularExpression) == nil {
-            digits = try phone.text("#pairing-code").trimmingCharacters(in: .whitespaces)
-            if digits.isEmpty { usleep(100_000) }
+        while Date() < deadline, digits.count != 6 {
+            digits = String(try phone.text("#pairing-code").filter(\.isASCII).filter(\.isNumber))
+            if digits.count != 6 { usleep(100_000) }
         }
+        #expect(digits.count == 6, "the page shows six digits")
         #expect(try phone.text("#pairing-state").contains("Type this code on \(name)"))
         guard host.waitFor("Type the code it shows") else { throw FixtureError("not asked: \(host.stdout)") }
         host.writeLine(digits)
         #expect(host.wait(timeout: 30) == 0, "\(host.stdout) \(host.stderr)")
         try phone.waitFor("#pairing-state", text: "Paired with \(name)", visible: false)
         #expect(try phone.evaluate("location.hash") as? String == "", "the code is gone from the address")
+    }
+
+    /// Starts `herdr-host run` with `environment`, once it says it parks: the phone's board may
+    /// join at once, so the agent's status may never show the room parked.
+    static func startAgent(_ road: RelayRoadFixture, environment: [String: String]) throws -> InteractiveProcess {
+        let agent = try road.launch(BuiltProgram.path("herdr-host"), ["run"], computer: true, environment: environment)
+        guard agent.waitFor("parking in its room") else {
+            agent.signal(SIGTERM)
+            throw FixtureError("herdr-host run did not park: \(agent.stderr)")
+        }
+        return agent
     }
 
     @Test func aPhonePairsByTheCameraListsTheBlockedAgentFirstAndWorksInItsPane() throws {
@@ -60,7 +72,7 @@ import Testing
         let phone = try PhoneBrowser()
         try Self.pair(phone, road: road, name: "studio", environment: road.hostEnvironment)
         #expect(try road.registry.devices().map(\.name) == ["browser on Android phone"])
-        let agent = try road.startAgent()
+        let agent = try Self.startAgent(road, environment: road.hostEnvironment)
         defer { agent.signal(SIGTERM) }
 
         // The board: the blocked agent first, in words.
@@ -120,7 +132,7 @@ import Testing
         try herdr.addAgent(pane: "w1:p2", name: "claude-2", status: .working)
         let phone = try PhoneBrowser()
         try Self.pair(phone, road: road, name: "studio", environment: road.hostEnvironment)
-        let studio = try road.startAgent()
+        let studio = try Self.startAgent(road, environment: road.hostEnvironment)
         defer { studio.signal(SIGTERM) }
         try phone.waitFor(".agent", text: "claude-2")
         let laptopConfiguration = road.directory.appending("host-laptop")
@@ -132,8 +144,11 @@ import Testing
         var laptop = road.hostEnvironment(home: laptopConfiguration)
         laptop["HOME"] = laptopHome.path
         try Self.pair(phone, road: road, name: "laptop", environment: laptop)
-        let other = try road.startAgent(home: laptopConfiguration, environment: laptop)
+        let other = try Self.startAgent(road, environment: laptop)
         defer { other.signal(SIGTERM) }
+        // Its board connection waits out a backoff since the computer was away; a page that comes
+        // back to the front tries at once.
+        _ = try phone.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
         try phone.waitFor(".computer", text: "No herdr on this computer", timeout: 60)
         try phone.waitFor(".agent", text: "claude-2")
         #expect(try phone.text(".computer h2") == "studio" || phone.text(".computer h2") == "laptop")
@@ -147,5 +162,12 @@ import Testing
         try phone.type("echo after-return-$((4*4))\n")
         try phone.waitFor(".screen", text: "after-return-16", timeout: 60)
         try phone.waitFor("#road", text: "through 127.0.0.1")
+
+        // The computer's herdr session itself, as `connect` attaches it.
+        try phone.tap("#back")
+        try phone.tap("[aria-label=\"Open studio's terminal\"]")
+        try phone.waitFor(".screen", text: "remote$")
+        try phone.type("echo session-$((7*7))\n")
+        try phone.waitFor(".screen", text: "session-49")
     }
 }

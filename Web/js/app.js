@@ -85,7 +85,8 @@ class App {
   /** @type {Map<string, {record: PairingRecord, connection: DeviceConnection, state: string, board: AgentBoard | null}>} */
   computers = new Map();
   board = new BoardView(views.board, {
-    onOpen: (computer, agent) => this.openAgent(computer, agent),
+    onOpen: (computer, agent) => this.openSession(computer, { type: 'agent', key: agent.key }, agent.name ?? agent.key.pane),
+    onOpenTerminal: (computer) => this.openSession(computer, { type: 'session', name: this.computers.get(computer)?.record.session ?? null }, 'terminal'),
     onUnpair: (computer) => this.unpair(computer),
   });
   /** @type {{connection: DeviceConnection, terminal: TerminalView, predictor: EchoPredictor, lastScreen: number} | null} */
@@ -170,7 +171,8 @@ class App {
       clock: browserClock,
       console: {
         showCode: (digits, words) => {
-          shown.textContent = digits;
+          // Read in two halves, as herdr-remote shows it: 123 456.
+          shown.textContent = digits.length === 6 ? `${digits.slice(0, 3)} ${digits.slice(3)}` : digits;
           state.textContent = words;
         },
         blankCode: (reason) => {
@@ -280,16 +282,17 @@ class App {
   }
 
   /**
-   * Opens `agent`'s pane on computer `id` as a screen session.
+   * Opens `attach` on computer `id` as a screen session: an agent's pane, or the herdr session.
    * @param {string} id
-   * @param {HerdrAgent} agent
+   * @param {import('./device-session.js').Attach} attach
+   * @param {string} what its name for the bar
    */
-  openAgent(id, agent) {
+  openSession(id, attach, what) {
     const computer = this.computers.get(id);
     if (!computer || !this.key) return;
     this.closeSession();
     show('terminal');
-    title.textContent = `${agent.name ?? agent.key.pane} · ${computer.record.name}`;
+    title.textContent = `${what} · ${computer.record.name}`;
     const container = element('term');
     container.replaceChildren();
     const predictor = new EchoPredictor('adaptive');
@@ -307,7 +310,7 @@ class App {
     const size = terminal.measure();
     const host = RelayEndpoint.parse(computer.record.relay).host;
     const connection = new DeviceConnection({
-      settings: { attach: { type: 'agent', key: agent.key }, screen: true, cols: size.cols, rows: size.rows },
+      settings: { attach, screen: true, cols: size.cols, rows: size.rows },
       pairing: relayPairing(computer.record), deviceName: computer.record.deviceName, staticKey: this.key,
       openSocket: openRelaySocket, http: fetchRelayHTTP(computer.record.relay), clock: browserClock,
       onScreen: (frame) => {

@@ -18,6 +18,7 @@ import { AgentBoard } from './agent-board.js';
 /**
  * @typedef {object} BoardViewOptions
  * @property {(computer: string, agent: HerdrAgent) => void} onOpen
+ * @property {(computer: string) => void} onOpenTerminal the computer's herdr session itself, as `connect` attaches it
  * @property {(computer: string) => void} onUnpair
  */
 
@@ -70,7 +71,13 @@ export class BoardView {
     unpair.textContent = 'Unpair';
     unpair.setAttribute('aria-label', `Unpair ${computer.name}`);
     unpair.addEventListener('click', () => this.#options.onUnpair(computer.id));
-    header.append(name, state, unpair);
+    const terminal = document.createElement('button');
+    terminal.type = 'button';
+    terminal.className = 'open-terminal';
+    terminal.textContent = 'Terminal';
+    terminal.setAttribute('aria-label', `Open ${computer.name}'s terminal`);
+    terminal.addEventListener('click', () => this.#options.onOpenTerminal(computer.id));
+    header.append(name, state, terminal, unpair);
     section.append(header);
     const board = computer.board;
     if (!board) return section;
