@@ -3,7 +3,8 @@
 # loopback, this device's key authorized there, a host saved, and a live tmux-backed session
 # reached through it, with the host-key trust prompt first. Then the relay road
 # (scripts/demo-relay.sh): a loopback herdr-relay, herdr-host, pairing, and the session through
-# the relay. Interactive with a terminal; without one (CI) it types into the
+# the relay. Last the phone (scripts/demo-phone.sh): the web client in a headless chromium, paired
+# by the address herdr-host pair --web shows, its board and the computer's terminal, saved as PNGs. Interactive with a terminal; without one (CI) it types into the
 # session and prints the screen it got back. Everything it starts is stopped on exit.
 set -euo pipefail
 
@@ -66,6 +67,8 @@ if [ -t 0 ] && [ -t 1 ]; then
   "$client" connect demo || echo "herdr-remote exited with $?"
   step "Now the relay road"
   bash "$root/scripts/demo-relay.sh"
+  step "Now the phone's road (a headless phone browser)"
+  bash "$root/scripts/demo-phone.sh"
   exit 0
 fi
 
@@ -83,3 +86,6 @@ ssh-keygen -F "[127.0.0.1]:$port" -f "$work/config/herdr-remote/known_hosts" | t
 
 step "Now the relay road"
 bash "$root/scripts/demo-relay.sh"
+
+step "Now the phone's road (a headless phone browser)"
+bash "$root/scripts/demo-phone.sh"
