@@ -320,27 +320,35 @@ public final class PTYProcess: Sendable {
                 }
             }
         }
+        // The terminal is done (EIO, or quiet after the exit) or hung up. A program that closed its
+        // end may still be exiting (coreutils close stdout and stderr in an exit handler): closing
+        // the master under it would hang the terminal up and kill it with SIGHUP, so the master
+        // is closed once the child has ended, unless this is a hang-up, which is that SIGHUP.
+        let hungUp = state.withLock { $0.hangingUp }
+        let exit = hungUp ? nil : waitForExit()
         state.withLock { shared in
             shared.masterClosed = true
             if shared.directWriter { shared.closeAfterWrite = true } else { close(master) }
         }
         // The exit is reported once the child is known to have ended.
-        while true {
-            let exit = state.withLock { $0.exit }
-            if let exit {
-                onEvent(.exited(status: exit.status, signal: exit.signal))
-                break
-            }
-            var descriptor = pollfd(fd: wake, events: Int16(POLLIN), revents: 0)
-            _ = poll(&descriptor, 1, -1)
-            var count: UInt64 = 0
-            _ = read(wake, &count, 8)
-        }
+        let ended = exit ?? waitForExit()
+        onEvent(.exited(status: ended.status, signal: ended.signal))
         let closeNow = state.withLock { shared in
             shared.wakeRetired = true
             return shared.signallers == 0
         }
         if closeNow { close(wake) }
+    }
+
+    /// The child's exit, once `waitForChild` has seen it (woken through the eventfd).
+    private func waitForExit() -> (status: Int32?, signal: Int32?) {
+        while true {
+            if let exit = state.withLock({ $0.exit }) { return (exit.0, exit.1) }
+            var descriptor = pollfd(fd: wake, events: Int16(POLLIN), revents: 0)
+            _ = poll(&descriptor, 1, -1)
+            var count: UInt64 = 0
+            _ = read(wake, &count, 8)
+        }
     }
 
     /// Writes what is queued, under the lock and never during a direct `write`, so input keeps
