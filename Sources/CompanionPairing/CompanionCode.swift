@@ -1,6 +1,7 @@
 import EndToEndChannel
 import Foundation
 import HerdrBase
+import HerdrCrypto
 import PeerGate
 import Plumbing
 import RelayClient
@@ -51,6 +52,17 @@ public struct CompanionCode: Sendable, Hashable {
 
     /// The pairing id as the code spells it: 22 characters of unpadded base64url.
     public var pidText: String { Base64URL.encode(pairingID) }
+
+    /// A fresh pairing id from `random` (a count → that many random bytes), drawn again while its
+    /// text starts with `-`: readers refuse such an id (it could pass for an option on a command
+    /// line), one draw in 64.
+    public static func newPairingID(
+        random: (Int) -> [UInt8] = { SecureRandom.bytes($0) }
+    ) -> [UInt8] {
+        var pid = random(pairingIDSize)
+        while Base64URL.encode(pid).hasPrefix("-") { pid = random(pairingIDSize) }
+        return pid
+    }
 
     /// The relay room of this pairing: lowercase hex SHA256(canonical("iterm2-room", [rs, pid])).
     public var room: String { RoomName.derive(staticPublicKey: staticPublicKey, pid: pidText) }

@@ -211,12 +211,8 @@ public struct ComputerPairing: Sendable {
     // MARK: - Steps
 
     private mutating func newCode(now: Date, saying: String?) -> [Action] {
-        // A pairing id whose text starts with `-` is refused by readers (it could pass for an
-        // option on a command line): draw again.
-        var pid = random(CompanionCode.pairingIDSize)
-        while Base64URL.encode(pid).hasPrefix("-") { pid = random(CompanionCode.pairingIDSize) }
         let fresh = CompanionCode(
-            staticPublicKey: template.staticPublicKey, pairingID: pid,
+            staticPublicKey: template.staticPublicKey, pairingID: CompanionCode.newPairingID(random: random),
             relay: template.relay, computerName: template.computerName, session: template.session,
             expiresAt: now.addingTimeInterval(configuration.codeLifetime), home: template.home)
         code = fresh

@@ -1,3 +1,4 @@
+import CompanionPairing
 import EndToEndChannel
 import Foundation
 import HerdrAgents
@@ -59,7 +60,7 @@ final class AgentsComputer: @unchecked Sendable {
     let relay: RelayEndpoint
     let origin: String
     let computerKey = KeyPair.generate()
-    let pairingID = Base64URL.encode(SecureRandom.bytes(16))
+    let pairingID = Base64URL.encode(CompanionCode.newPairingID())
     let roomSecret = RelayJoinKey.makeRoomSecret()
     let state: Mutex<State>
 

@@ -48,6 +48,26 @@ import Testing
         #expect(RoomName.isValid(code.room))
     }
 
+    /// A pairing id whose text starts with `-` is refused by readers, so none is made: 0xF8 makes
+    /// the text's first character `-`, and the next draw is taken instead.
+    @Test func aFreshPairingIDNeverStartsWithADash() throws {
+        var draws: [[UInt8]] = [[0xF8] + Array(repeating: 0, count: 15), Array(repeating: 7, count: 16)]
+        let pid = CompanionCode.newPairingID { count in
+            #expect(count == CompanionCode.pairingIDSize)
+            return draws.removeFirst()
+        }
+        #expect(pid == Array(repeating: 7, count: 16))
+        #expect(draws.isEmpty)
+        #expect(throws: PairingCodeError.self) {
+            try parse(
+                CompanionCode(
+                    staticPublicKey: Self.rs, pairingID: [0xF8] + Array(repeating: 0, count: 15), relay: nil,
+                    computerName: "studio", expiresAt: nil
+                ).url)
+        }
+        for _ in 0..<1000 { #expect(!Base64URL.encode(CompanionCode.newPairingID()).hasPrefix("-")) }
+    }
+
     /// The same code as a web client's address: its query in the fragment, which a browser never
     /// sends to a server; the address itself is checked only for its form.
     @Test func aWebClientsAddressCarriesTheCodeInItsFragment() throws {

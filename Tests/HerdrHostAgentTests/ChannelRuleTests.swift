@@ -147,7 +147,12 @@ struct RuleBreakingMessage: Sendable, CustomTestStringConvertible {
         defer { computer.close() }
         let device = try road.startDevicePair(computer.code.url)
         defer { device.signal(SIGINT) }
-        try computer.handshake()
+        do {
+            try computer.handshake()
+        } catch {
+            Issue.record("no handshake: the device said \(device.stderr); the relay logged \(road.relay.stderrText())")
+            throw error
+        }
         #expect(RelayRoadFixture.shownCode(device) != nil, "\(device.stderr)")
         try computer.send([0xFF])
         #expect(

@@ -111,7 +111,8 @@ final class HoldingComputer {
 
     init(relay: RelayEndpoint) throws {
         code = CompanionCode(
-            staticPublicKey: key.publicKey, pairingID: SecureRandom.bytes(16), relay: relay, computerName: "studio",
+            staticPublicKey: key.publicKey, pairingID: CompanionCode.newPairingID(), relay: relay,
+            computerName: "studio",
             expiresAt: Date().addingTimeInterval(120))
         connection = try RelayConnection.connect(to: relay, room: code.room, role: .computer, credential: .none)
     }
