@@ -1,5 +1,3 @@
-import HerdrAgents
-
 extension AgentBoard {
     /// The computer's board before herdr-host has read herdr at all.
     public static let notRead = AgentBoard(

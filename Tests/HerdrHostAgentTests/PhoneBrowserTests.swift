@@ -169,5 +169,54 @@ import Testing
         try phone.waitFor(".screen", text: "remote$")
         try phone.type("echo session-$((7*7))\n")
         try phone.waitFor(".screen", text: "session-49")
+
+    }
+
+    /// Scrollback by swipe on a computer's shell (herdr draws its sessions and panes itself, so
+    /// lines never scroll off their screens): lines that scrolled off come from the computer as
+    /// the finger drags the screen down, in order, and Live goes back to the screen.
+    @Test func scrollbackBySwipe() throws {
+        let road = try RelayRoadFixture(relayArguments: ["--web-client", "--web-root", Self.webRoot])
+        var settings = AgentSettings()
+        settings.sessionCommand = "env PS1='web$ ' /bin/sh"
+        try settings.save(road.agentDirectory(home: road.hostHome))
+        let phone = try PhoneBrowser()
+        try Self.pair(phone, road: road, name: "studio", environment: road.hostEnvironment)
+        let agent = try Self.startAgent(road, environment: road.hostEnvironment)
+        defer { agent.signal(SIGTERM) }
+        try phone.tap("[aria-label=\"Open studio's terminal\"]")
+        try phone.waitFor(".screen", text: "web$")
+        try phone.type("seq 1 300\n")
+        try phone.waitUntil("() => /^300\\s*$/m.test(document.querySelector('#term .screen')?.innerText ?? '')")
+        #expect(try phone.evaluate("() => document.querySelectorAll('#term .history .row').length") as? Int == 0)
+        let deadline = Date().addingTimeInterval(30)
+        var lines: [String] = []
+        while Date() < deadline, !lines.contains("100") {
+            try phone.swipe(x: 195, from: 300, to: 700)
+            usleep(200_000)
+            lines = ((try? phone.text("#term .history")) ?? "").split(separator: "\n").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+        }
+        #expect(
+            lines.contains("100") && lines.contains("200"),
+            "the history holds what scrolled off: \(lines.count) lines, \(lines.prefix(3)) … \(lines.suffix(3))")
+        let numbers = lines.compactMap { Int($0) }
+        #expect(numbers == numbers.sorted(), "in order")
+        // The mouse wheel scrolls back too.
+        let before = try phone.evaluate("() => document.querySelector('#term .scroller').scrollTop") as? Double ?? 0
+        try phone.wheel(x: 195, y: 400, dy: -400)
+        try phone.waitUntil("() => document.querySelector('#term .scroller').scrollTop < \(before)")
+        // The wheel's smooth scroll runs on in the compositor and would undo Live's jump: wait
+        // until the position has held for five frames.
+        try phone.waitUntil(
+            "() => { const top = document.querySelector('#term .scroller').scrollTop; const held = globalThis.heldTop === top;"
+                + " globalThis.heldTop = top; globalThis.heldFrames = held ? (globalThis.heldFrames ?? 0) + 1 : 0;"
+                + " return globalThis.heldFrames >= 5; }")
+        try phone.tap("[aria-label='Back to the live screen']")
+        try phone.waitUntil(
+            "() => document.querySelector('[aria-label=\"Back to the live screen\"]')?.checkVisibility() === false")
+        try phone.type("echo live-$((8*8))\n")
+        try phone.waitFor(".screen", text: "live-64")
     }
 }

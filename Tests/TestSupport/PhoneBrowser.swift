@@ -14,9 +14,20 @@ public final class PhoneBrowser {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("PhoneBrowser/phone.py").path
     }
 
-    public init() throws {
-        driver = try InteractiveProcess(
-            try ProcessRunner.which("python3"), [Self.script], environment: ProcessInfo.processInfo.environment)
+    /// Starts the browser on this machine, or in the network namespace `namespace` (through `ip
+    /// netns exec`, so its /etc/netns hosts file applies); `chromiumArguments` go to chromium as
+    /// they are (a benchmark's `--ignore-certificate-errors-spki-list=…` for its test CA's relay).
+    public init(namespace: String? = nil, chromiumArguments: [String] = []) throws {
+        let python = try ProcessRunner.which("python3")
+        let command = [python, Self.script] + chromiumArguments
+        if let namespace {
+            driver = try InteractiveProcess(
+                try ProcessRunner.which("ip"), ["netns", "exec", namespace] + command,
+                environment: ProcessInfo.processInfo.environment)
+        } else {
+            driver = try InteractiveProcess(
+                python, Array(command.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        }
         _ = try answer(timeout: 60)
     }
 
@@ -77,6 +88,19 @@ public final class PhoneBrowser {
         try send(command, timeout: timeout)
     }
 
+    /// Waits until the function `script` (its source) returns a truthy value, tried every frame.
+    public func waitUntil(_ script: String, timeout: Double = 30) throws {
+        try send(["op": "waitjs", "js": script], timeout: timeout)
+    }
+
+    /// A finger dragged from (`x`, `from`) to (`x`, `to`), in CSS pixels of the page: a drag
+    /// down scrolls back.
+    public func swipe(x: Double, from: Double, to: Double) throws {
+        try send(["op": "swipe", "x": x, "from": from, "to": to])
+    }
+    /// The mouse wheel turned by `dy` pixels at (`x`, `y`): negative scrolls back.
+    public func wheel(x: Double, y: Double, dy: Double) throws { try send(["op": "wheel", "x": x, "y": y, "dy": dy]) }
+
     public func tap(_ selector: String) throws { try send(["op": "tap", "selector": selector]) }
     public func click(_ selector: String) throws { try send(["op": "click", "selector": selector]) }
     /// Types on the keyboard into what has the focus.
@@ -91,6 +115,13 @@ public final class PhoneBrowser {
     public func screenshot(_ path: String) throws { try send(["op": "screenshot", "path": path]) }
     /// The browser's network off (as a phone in a tunnel) or back on.
     public func setOffline(_ offline: Bool) throws { try send(["op": "offline", "value": offline]) }
-    public func evaluate(_ script: String) throws -> Any? { try send(["op": "eval", "js": script])["value"] }
+    /// The value of `script` (a function's source, which a page's CSP allows where a bare
+    /// expression it does not), awaited when it is a promise, for at most `timeout` seconds.
+    @discardableResult
+    public func evaluate(_ script: String, timeout: Double = 30) throws -> Any? {
+        try send(["op": "eval", "js": script], timeout: timeout)["value"]
+    }
+    /// A new browser context in place of the page's: no cache, no storage, as a first visit.
+    public func startAfresh() throws { try send(["op": "fresh"]) }
     public var console: [String] { (try? consoleLines()) ?? [] }
 }

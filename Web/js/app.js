@@ -14,6 +14,7 @@ import { BoardView } from './board-view.js';
 import { TerminalView } from './terminal-view.js';
 import { EchoPredictor } from './echo-predictor.js';
 import { TerminalScreen } from './terminal-screen.js';
+import { ScrollbackHistory } from './scrollback-history.js';
 import { unpair } from './companion-removal.js';
 
 /** @typedef {import('./key-store.js').PairingRecord} PairingRecord */
@@ -38,6 +39,16 @@ const title = element('title');
 const road = element('road');
 const back = element('back');
 const failure = element('error');
+
+/**
+ * Predictive echo's mode, as `connect --predict` takes it: `adaptive` unless the page's storage
+ * says otherwise (`localStorage['herdr.predict']`: `always`, `never` or `adaptive`).
+ * @returns {import('./echo-predictor.js').EchoPredictionMode}
+ */
+function predictionMode() {
+  const stored = localStorage.getItem('herdr.predict');
+  return stored === 'always' || stored === 'never' ? stored : 'adaptive';
+}
 
 /** @param {'pairing' | 'board' | 'terminal'} name */
 function show(name) {
@@ -89,7 +100,7 @@ class App {
     onOpenTerminal: (computer) => this.openSession(computer, { type: 'session', name: this.computers.get(computer)?.record.session ?? null }, 'terminal'),
     onUnpair: (computer) => this.unpair(computer),
   });
-  /** @type {{connection: DeviceConnection, terminal: TerminalView, predictor: EchoPredictor, lastScreen: number} | null} */
+  /** @type {{computer: string, connection: DeviceConnection, terminal: TerminalView, predictor: EchoPredictor, lastScreen: number} | null} */
   session = null;
   sticky = { ctrl: false, alt: false };
   /** @type {Set<string>} computers whose Unpair was pressed once */
@@ -208,14 +219,7 @@ class App {
     const records = await this.store.pairings();
     for (const record of records) {
       if (this.computers.has(record.id)) continue;
-      const connection = new DeviceConnection({
-        // The board never gives up on a computer: it says since when it is unreachable, and tries
-        // again at most every 30 s (and at once when the page comes back).
-        settings: { attach: null, watchAgents: true, cols: 80, rows: 24, retryDelay: (attempt) => Math.min(30, 2 ** (attempt - 1)) },
-        pairing: relayPairing(record), deviceName: record.deviceName, staticKey: key, openSocket: openRelaySocket,
-        http: fetchRelayHTTP(record.relay), clock: browserClock,
-        onEvent: (event) => this.boardEvent(record.id, event),
-      });
+      const connection = this.boardConnection(record, key);
       this.computers.set(record.id, { record, connection, state: 'connecting', board: null });
       connection.start();
     }
@@ -224,6 +228,28 @@ class App {
       title.textContent = 'herdr';
     }
     this.renderBoard();
+  }
+
+  /**
+   * The board's connection to one computer, to start once it is the computer's. A relay room
+   * holds one connection of a device (the newest displaces the one before), so a computer whose
+   * terminal is open has none: its session's connection watches the agents instead
+   * (`openSession`). Events of a connection that is no longer the computer's are dropped.
+   * @param {PairingRecord} record
+   * @param {KeyPair} key
+   */
+  boardConnection(record, key) {
+    const connection = new DeviceConnection({
+      // The board never gives up on a computer: it says since when it is unreachable, and tries
+      // again at most every 30 s (and at once when the page comes back).
+      settings: { attach: null, watchAgents: true, cols: 80, rows: 24, retryDelay: (attempt) => Math.min(30, 2 ** (attempt - 1)) },
+      pairing: relayPairing(record), deviceName: record.deviceName, staticKey: key, openSocket: openRelaySocket,
+      http: fetchRelayHTTP(record.relay), clock: browserClock,
+      onEvent: (event) => {
+        if (this.computers.get(record.id)?.connection === connection) this.boardEvent(record.id, event);
+      },
+    });
+    return connection;
   }
 
   /**
@@ -295,9 +321,24 @@ class App {
     title.textContent = `${what} · ${computer.record.name}`;
     const container = element('term');
     container.replaceChildren();
-    const predictor = new EchoPredictor('adaptive');
+    const predictor = new EchoPredictor(predictionMode());
     /** @type {import('./terminal-screen.js').TerminalScreen | null} */
     let latest = null;
+    const history = new ScrollbackHistory();
+    /** When lines that scrolled off were last asked for on a new screen (s). */
+    let lookedForNewer = -Infinity;
+    /**
+     * Asks the computer for scrolled-off lines, if the history wants any now (one at a time).
+     * @param {'older' | 'newer'} direction
+     */
+    const askScrollback = (direction) => {
+      const stream = connection.sessionStream;
+      if (stream === null) return; // between connections: asked again after the resume
+      const request = direction === 'older' ? history.older(stream) : history.newer(stream);
+      if (request === null) return;
+      connection.requestScrollback(request);
+      terminal.drawHistory(history); // the top says it is loading
+    };
     const terminal = new TerminalView(container, {
       onInput: (bytes) => {
         predictor.typed(bytes, browserClock.now());
@@ -306,11 +347,14 @@ class App {
       },
       sticky: () => this.sticky,
       onStickyUsed: () => this.setSticky({ ctrl: false, alt: false }),
+      onScrollbackWanted: askScrollback,
     });
     const size = terminal.measure();
     const host = RelayEndpoint.parse(computer.record.relay).host;
+    // The session's connection takes the board's place (one connection of a device per room).
+    computer.connection.cancel();
     const connection = new DeviceConnection({
-      settings: { attach, screen: true, cols: size.cols, rows: size.rows },
+      settings: { attach, screen: true, watchAgents: true, cols: size.cols, rows: size.rows },
       pairing: relayPairing(computer.record), deviceName: computer.record.deviceName, staticKey: this.key,
       openSocket: openRelaySocket, http: fetchRelayHTTP(computer.record.relay), clock: browserClock,
       onScreen: (frame) => {
@@ -318,13 +362,41 @@ class App {
         const screen = frame.screen;
         latest = TerminalScreen.make(screen.lines.map((line) => line.slice()), screen.cursor, screen.modes, screen.title);
         terminal.draw(latest, predictor.overlay);
-        if (this.session) this.session.lastScreen = browserClock.now();
+        const now = browserClock.now();
+        if (this.session) this.session.lastScreen = now;
+        // Output while the person reads the history may have scrolled lines off: they come in
+        // below what is held. Screens do not say so, so look at most once a second.
+        if (terminal.scrolledBack && now - lookedForNewer >= 1) {
+          lookedForNewer = now;
+          askScrollback('newer');
+        }
         return true;
+      },
+      onScrollback: (answer) => {
+        const verdict = history.receive(answer);
+        if (verdict === 'ignored') return;
+        terminal.drawHistory(history);
+        if (verdict === 'refused') return; // not what was asked: not asked again until the person scrolls
+        if (history.behind) askScrollback('newer');
+        else if (terminal.wantsOlder) askScrollback('older');
       },
       onEvent: (event) => {
         switch (event.type) {
+          case 'agents': this.boardEvent(id, event); break;
           case 'connected': case 'moved': road.textContent = `through ${host}`; break;
           case 'reconnecting': road.textContent = `reconnecting through ${host}…`; break;
+          case 'resumed':
+            // A request in flight went with the old connection; the lines held are still the session's.
+            history.resumed();
+            terminal.drawHistory(history);
+            if (terminal.scrolledBack) askScrollback('newer');
+            break;
+          case 'attachedAfresh':
+            // A new session on the computer: its lines are numbered from 0 again.
+            history.attachAfresh();
+            terminal.drawHistory(history);
+            terminal.scrollToLive();
+            break;
           case 'finished':
             road.textContent = ended(event.termination);
             if (event.termination.type === 'failed') sayError(event.termination.failure.message);
@@ -333,7 +405,7 @@ class App {
         }
       },
     });
-    this.session = { connection, terminal, predictor, lastScreen: browserClock.now() };
+    this.session = { computer: id, connection, terminal, predictor, lastScreen: browserClock.now() };
     connection.start();
     terminal.focus();
     window.onresize = () => {
@@ -345,6 +417,12 @@ class App {
   closeSession() {
     if (!this.session) return;
     this.session.connection.cancel();
+    // The board's connection again, once the session's is gone.
+    const computer = this.computers.get(this.session.computer);
+    if (computer && this.key) {
+      computer.connection = this.boardConnection(computer.record, this.key);
+      computer.connection.start();
+    }
     this.session = null;
     window.onresize = null;
     road.textContent = '';

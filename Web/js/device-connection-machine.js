@@ -4,7 +4,8 @@
 // clock. Inputs come one at a time with the time (`handle(input, now)`, seconds on a monotonic
 // clock): a keystroke, a connection's messages, an attempt that ended, the page coming back from
 // the background, a tick. Actions come out: start an attempt, adopt, close or abandon a
-// connection, send a message, write output, draw a screen, emit an event, finish. `nextWake`
+// connection, send a message, write output, draw a screen, hand on scrollback, emit an event,
+// finish. `nextWake`
 // says when to tick next.
 //
 // It keeps the session across connections (DeviceSession, the input not yet sent and the input
@@ -34,6 +35,7 @@ import { concatBytes } from './bytes.js';
 /** @typedef {import('./road-failure.js').RoadFailure} RoadFailureValue */
 /** @typedef {import('./agent-board.js').AgentBoard} AgentBoard */
 /** @typedef {import('./home-address.js').HomeAddress} HomeAddress */
+/** @typedef {import('./scrollback-lines.js').ScrollbackLines} ScrollbackLines */
 
 /**
  * A connection an attempt brought up: the relay's host, whether it registered the room, whether
@@ -75,6 +77,8 @@ import { concatBytes } from './bytes.js';
  * - `keys`: keystrokes for the session; `endOfInput`; `resize`.
  * - `shown`: `count` bytes of output reached the screen; `outputFailed`: they could not.
  * - `open`: attach this when nothing is attached yet; `watchAgents`: start or stop the board.
+ * - `scrollbackRequest`: ask for a screen session's scrolled-off lines, on `stream` only (a
+ *   request for a stream the session left is dropped: its connection is gone).
  * - `stop`: the person or the caller ends it.
  * - `attemptEnded`: an attempt ended: a connection up (channel, status acknowledged), or why not.
  * - `frame`: a frame arrived on connection `id`, completing these channel messages.
@@ -84,6 +88,7 @@ import { concatBytes } from './bytes.js';
  * - `tick`: time passed (at `nextWake`, or sooner).
  * @typedef {{type: 'start'} | {type: 'keys', bytes: Uint8Array} | {type: 'endOfInput'} | {type: 'resize', cols: number, rows: number}
  *   | {type: 'shown', count: number} | {type: 'outputFailed'} | {type: 'open', attach: Attach} | {type: 'watchAgents', watch: boolean}
+ *   | {type: 'scrollbackRequest', stream: number, end: bigint, count: number}
  *   | {type: 'stop', termination: Termination}
  *   | {type: 'attemptEnded', id: number, result: {ok: true, arrival: Arrival} | {ok: false, failure: RoadFailureValue}}
  *   | {type: 'frame', id: number, messages: Uint8Array[]} | {type: 'ended', id: number, failure: RoadFailureValue}
@@ -98,10 +103,11 @@ import { concatBytes } from './bytes.js';
  * - `send`: one channel message on the connection in use.
  * - `write`: output for the terminal; `shown` (or `outputFailed`) follows once written.
  * - `draw`: a screen session's screen, complete.
+ * - `scrollback`: the computer's answer to a scrollback request.
  * - `finish`: the last action.
  * @typedef {{type: 'connect', id: number} | {type: 'cancel', id: number} | {type: 'adopt', id: number} | {type: 'close', id: number}
  *   | {type: 'abandon', id: number} | {type: 'send', bytes: Uint8Array} | {type: 'write', bytes: Uint8Array}
- *   | {type: 'draw', frame: ScreenFrame} | {type: 'emit', event: DeviceEvent} | {type: 'finish', termination: Termination}} DeviceAction
+ *   | {type: 'draw', frame: ScreenFrame} | {type: 'scrollback', scrollback: ScrollbackLines} | {type: 'emit', event: DeviceEvent} | {type: 'finish', termination: Termination}} DeviceAction
  */
 
 /**
@@ -150,6 +156,8 @@ class Link {
     this.credit = null;
     /** @type {bigint | null} The newest complete screen state to acknowledge. */
     this.screenAck = null;
+    /** @type {{end: bigint, count: number} | null} A scrollback request to send on `stream`. */
+    this.scrollbackRequest = null;
     /** @type {number | null} A pong owed to the computer. */
     this.pong = null;
     /** @type {PathWindow | null} */
@@ -318,6 +326,11 @@ export class DeviceConnectionMachine {
         break;
       case 'open':
         this.#open(input.attach, now);
+        break;
+      case 'scrollbackRequest':
+        if (this.link === null || this.link.stream !== input.stream || !this.session.isScreen) break;
+        this.link.scrollbackRequest = { end: input.end, count: input.count };
+        this.#flush(now);
         break;
       case 'watchAgents':
         if (input.watch === this.watching) break;
@@ -527,6 +540,10 @@ export class DeviceConnectionMachine {
         bytes = SessionMessage.encode({ type: 'resize', stream, cols: link.resize.cols, rows: link.resize.rows });
         link.resize = null;
         link.liveness.sentSessionMessage();
+      } else if (stream !== null && link.scrollbackRequest !== null) {
+        bytes = SessionMessage.encode({ type: 'scrollbackRequest', stream, ...link.scrollbackRequest });
+        link.scrollbackRequest = null;
+        link.liveness.sentSessionMessage(); // its answer is due: a quiet path shows sooner
       } else if (stream !== null && link.credit !== null) {
         bytes = SessionMessage.encode({ type: 'credit', stream, consumed: link.credit });
         link.credit = null;
@@ -555,7 +572,7 @@ export class DeviceConnectionMachine {
     if (!link.liveness.isOwed && link.liveness.nextDeadline() <= now) return true;
     if (link.stream === null) return false;
     return link.windowChange !== null || this.input.length > 0 || this.endOfInput || link.resize !== null ||
-      link.credit !== null || link.screenAck !== null;
+      link.credit !== null || link.screenAck !== null || link.scrollbackRequest !== null;
   }
 
   // ## Receiving
@@ -663,6 +680,9 @@ export class DeviceConnectionMachine {
         link.screenAck = outcome.frame.state;
         this.#flush(now);
         return;
+      case 'scrollback':
+        this.#actions.push({ type: 'scrollback', scrollback: outcome.scrollback });
+        return;
       case 'exited':
         // The computer keeps an ended session until told: its exit may have been lost.
         this.#send(SessionMessage.encode({ type: 'close', stream: this.session.stream }));
@@ -673,6 +693,7 @@ export class DeviceConnectionMachine {
         const attach = this.session.attachMessage(this.size.cols, this.size.rows);
         link.stream = null;
         link.credit = null;
+        link.scrollbackRequest = null; // the old session's line numbers
         link.budget.take(now);
         this.#send(SessionMessage.encode(attach));
         return;

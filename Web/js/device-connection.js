@@ -14,6 +14,7 @@ import { RelayEndpoint } from './relay-endpoint.js';
 import { RelayJoinKey } from './relay-join.js';
 import { RelayClose } from './relay-protocol.js';
 import { RoadFailure } from './road-failure.js';
+import { ScrollbackLines } from './scrollback-lines.js';
 
 /** @typedef {import('./device-connection-machine.js').DeviceInput} DeviceInput */
 /** @typedef {import('./device-connection-machine.js').DeviceAction} DeviceAction */
@@ -43,6 +44,7 @@ import { RoadFailure } from './road-failure.js';
  * @property {(event: DeviceEvent | {type: 'finished', termination: Termination}) => void} [onEvent] every event, in order; `finished` last
  * @property {(bytes: Uint8Array) => boolean} [onOutput] a session of bytes' output; false ends the session
  * @property {(frame: ScreenFrame) => boolean} [onScreen] a screen session's complete screen; false ends the session
+ * @property {(scrollback: ScrollbackLines) => void} [onScrollback] the computer's answer to a scrollback request
  * @property {() => Promise<KeyPair>} [ephemeralForTestsOnly] a fixed ephemeral key for each attempt. **Insecure: tests only.**
  */
 
@@ -99,6 +101,30 @@ export class DeviceConnection {
   /** @param {number} cols @param {number} rows the size, now and for every later resume */
   resize(cols, rows) {
     this.#input({ type: 'resize', cols, rows });
+  }
+
+  /**
+   * The stream the session runs on over the connection in use: what a scrollback request names.
+   * Null while it is not running on one (between connections, before it starts).
+   * @returns {number | null}
+   */
+  get sessionStream() {
+    return this.#machine.link?.stream ?? null;
+  }
+
+  /**
+   * Asks for a screen session's scrolled-off lines (ScrollbackHistory says which); the answer
+   * comes to `onScrollback`. Dropped when `stream` is no longer the session's: the answer would
+   * never come, and the history gives the request up at the resume.
+   * @param {{stream: number, end: bigint, count: number}} request
+   */
+  requestScrollback(request) {
+    const { stream, end, count } = request;
+    if (!Number.isInteger(count) || count < 1 || count > ScrollbackLines.maximumRequest) {
+      throw new RangeError(`a request for ${count} scrollback lines`);
+    }
+    if (end < 0n || end > 0xffffffffffffffffn) throw new RangeError(`scrollback before line ${end}`);
+    this.#input({ type: 'scrollbackRequest', stream, end, count });
   }
 
   /** @param {Attach} attach attached on this connection (and resumed on later ones) when nothing is yet */
@@ -206,6 +232,9 @@ export class DeviceConnection {
       }
       case 'draw':
         if (options.onScreen?.(action.frame) === false) this.#inputs.push({ type: 'outputFailed' });
+        return;
+      case 'scrollback':
+        options.onScrollback?.(action.scrollback);
         return;
       case 'emit':
         options.onEvent?.(action.event);

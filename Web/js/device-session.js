@@ -13,6 +13,7 @@ import { constantTimeEqual } from './bytes.js';
 /** @typedef {import('./session-message.js').SessionRefusal} SessionRefusal */
 /** @typedef {import('./herdr-agent.js').AgentKey} AgentKey */
 /** @typedef {import('./terminal-screen.js').TerminalScreen} TerminalScreen */
+/** @typedef {import('./scrollback-lines.js').ScrollbackLines} ScrollbackLines */
 
 /**
  * What a connection attaches: a herdr session by name (null: herdr's default), or an agent's pane.
@@ -36,11 +37,14 @@ import { constantTimeEqual } from './bytes.js';
  * - `started`: the session runs on this connection: the first time, resumed, or afresh.
  * - `output`: new output for the screen.
  * - `screen`: a screen session's state is complete: draw it and acknowledge it.
+ * - `scrollback`: lines that scrolled off a screen session's screen, answering a request (the
+ *   page's ScrollbackHistory judges whether it asked for them).
  * - `attachAfresh`: the computer lost the session (`text` says why): open afresh.
  * - `refused`: the computer refused the session for good.
  * - `broken`: the computer broke the protocol.
  * @typedef {{type: 'none'} | {type: 'started', kind: StartKind} | {type: 'output', data: Uint8Array}
- *   | {type: 'screen', frame: ScreenFrame} | {type: 'exited', status: number | null, signal: string | null}
+ *   | {type: 'screen', frame: ScreenFrame} | {type: 'scrollback', scrollback: ScrollbackLines}
+ *   | {type: 'exited', status: number | null, signal: string | null}
  *   | {type: 'attachAfresh', text: string} | {type: 'refused', reason: SessionRefusal, text: string}
  *   | {type: 'broken', why: string}} DeviceSessionOutcome
  */
@@ -186,7 +190,9 @@ export class DeviceSession {
       case 'refused':
         return this.#refused(message.reason, message.text);
       case 'scrollback':
-        return NONE; // this device asks for none yet
+        // Asked for on this stream only once it started, as a screen is sent.
+        if (this.#waitingFor !== null) return broken('scrollback came before the session started');
+        return { type: 'scrollback', scrollback: message.scrollback };
       case 'started':
       case 'output':
         return broken("the computer sent a session of bytes' message to a screen session");

@@ -2,6 +2,13 @@
 // ScreenViewModel, only the rows that changed), the cursor over them, and the keyboard: a
 // hidden text field takes the phone's keyboard (its input method, paste) and a key event's bytes
 // are xterm's (xterm-keys.js). The DOM side of ScreenPainter: nothing here knows the channel.
+//
+// Scrollback: the lines a ScrollbackHistory holds are rows above the screen in one scrolling
+// element, so a swipe down (or the mouse wheel) scrolls into them; near the top of what is held
+// it asks for more (`onScrollbackWanted('older')`), and on leaving the live screen for what
+// scrolled off since (`'newer'`). Scrolled back, the view stays on what the person reads: new
+// screens and lines do not move it (lines added or dropped above it are made up for), a button
+// goes back to the live screen, and typing does. The rows hold only the history's lines.
 
 import { ScreenViewModel } from './screen-view-model.js';
 import { keyBytes, inputBytes, paste, noStickyModifiers } from './xterm-keys.js';
@@ -12,19 +19,60 @@ import { keyBytes, inputBytes, paste, noStickyModifiers } from './xterm-keys.js'
 /** @typedef {import('./screen-view-model.js').ViewRow} ViewRow */
 /** @typedef {import('./xterm-keys.js').StickyModifiers} StickyModifiers */
 /** @typedef {import('./xterm-keys.js').KeyModes} KeyModes */
+/** @typedef {import('./scrollback-history.js').ScrollbackHistory} ScrollbackHistory */
+/** @typedef {import('./screen-cell.js').ScreenCell} ScreenCell */
 
 /**
  * @typedef {object} TerminalViewOptions
  * @property {(bytes: Uint8Array) => void} onInput what the person typed, as the bytes a terminal sends
  * @property {() => StickyModifiers} [sticky] the key row's Ctrl and Alt for the next key
  * @property {() => void} [onStickyUsed] a key took the sticky modifiers: the key row lets go of them
+ * @property {(direction: 'older' | 'newer') => void} [onScrollbackWanted] the person scrolled back:
+ *   near the top of the lines held (`older`), or away from the live screen (`newer`: what
+ *   scrolled off since); called again as they go on scrolling, so the history says no while one is asked
  */
+
+/** What the top of the history says: why no older line shows above (not terminal text). */
+const EDGE = Object.freeze({
+  more: 'Older lines load as you scroll up',
+  loading: 'Loading older lines…',
+  oldest: 'The oldest line the computer keeps',
+  none: 'No lines have scrolled off the screen yet',
+});
+
+/**
+ * How the history rows drawn (`count` of them from line `drawn`) become the lines held (`length`
+ * from line `first`): the rows dropped at the top and the bottom, the lines added at the top and
+ * the bottom; null when no row stays (all are drawn anew).
+ * @param {bigint | null} drawn
+ * @param {number} count
+ * @param {bigint | null} first
+ * @param {number} length
+ * @returns {{dropTop: number, dropBottom: number, addTop: number, addBottom: number} | null}
+ */
+function historyChange(drawn, count, first, length) {
+  if (drawn === null || first === null) return null;
+  const drawnEnd = drawn + BigInt(count);
+  const end = first + BigInt(length);
+  if (first >= drawnEnd || drawn >= end) return null;
+  const over = (/** @type {bigint} */ a, /** @type {bigint} */ b) => (a > b ? Number(a - b) : 0);
+  return { dropTop: over(first, drawn), dropBottom: over(drawnEnd, end), addTop: over(drawn, first), addBottom: over(end, drawnEnd) };
+}
 
 export class TerminalView {
   #screen;
   #cursor;
   #keyboard;
   #options;
+  #scroller;
+  #edge;
+  #history;
+  #live;
+  #toLive;
+  /** @type {bigint | null} the number of the first history row drawn */
+  #historyFirst = null;
+  /** On the live screen: kept at the bottom as screens and lines come. */
+  #following = true;
   /** @type {ViewModel | null} */
   #model = null;
   /** @type {KeyModes} */
@@ -39,6 +87,24 @@ export class TerminalView {
   constructor(container, options) {
     this.#options = options;
     const document = container.ownerDocument;
+    this.#scroller = document.createElement('div');
+    this.#scroller.className = 'scroller';
+    this.#edge = document.createElement('div');
+    this.#edge.className = 'history-edge';
+    this.#edge.textContent = EDGE.more;
+    this.#history = document.createElement('div');
+    this.#history.className = 'history';
+    this.#history.setAttribute('role', 'log');
+    this.#history.setAttribute('aria-label', 'Terminal scrollback');
+    this.#history.setAttribute('aria-live', 'off');
+    this.#live = document.createElement('div');
+    this.#live.className = 'live';
+    this.#toLive = document.createElement('button');
+    this.#toLive.type = 'button';
+    this.#toLive.className = 'to-live';
+    this.#toLive.setAttribute('aria-label', 'Back to the live screen');
+    this.#toLive.textContent = '↓ Live';
+    this.#toLive.hidden = true;
     this.#screen = document.createElement('div');
     this.#screen.className = 'screen';
     this.#screen.setAttribute('role', 'log');
@@ -54,8 +120,26 @@ export class TerminalView {
       ['spellcheck', 'false'], ['enterkeyhint', 'send'], ['rows', '1']]) {
       this.#keyboard.setAttribute(name, value);
     }
-    container.append(this.#screen, this.#cursor, this.#keyboard);
-    container.addEventListener('click', () => this.focus());
+    this.#live.append(this.#screen, this.#cursor);
+    this.#scroller.append(this.#edge, this.#history, this.#live);
+    container.append(this.#scroller, this.#toLive, this.#keyboard);
+    container.addEventListener('click', () => {
+      // Text the person selected (to copy it) stays selected: the keyboard would take it.
+      const selection = document.getSelection();
+      if (selection !== null && !selection.isCollapsed && this.#scroller.contains(selection.anchorNode)) return;
+      this.focus();
+    });
+    // As the key row: the button neither takes the keyboard's focus nor brings the keyboard up.
+    this.#toLive.addEventListener('pointerdown', (event) => event.preventDefault());
+    this.#toLive.addEventListener('click', (event) => {
+      event.stopPropagation();
+      this.scrollToLive();
+    });
+    this.#scroller.addEventListener('scroll', () => this.#scrolled(), { passive: true });
+    // The phone's keyboard coming up shrinks the view: the live screen stays at the bottom.
+    if (typeof ResizeObserver === 'function') {
+      new ResizeObserver(() => { if (this.#following) this.#pin(); }).observe(this.#scroller);
+    }
     this.#keyboard.addEventListener('keydown', (event) => this.#keyDown(event));
     this.#keyboard.addEventListener('beforeinput', (event) => this.#beforeInput(event));
     this.#keyboard.addEventListener('compositionstart', () => { this.#composing = true; });
@@ -88,7 +172,9 @@ export class TerminalView {
     const box = probe.getBoundingClientRect();
     probe.remove();
     this.#cell = { width: box.width / 40, height: box.height };
-    const area = this.#screen.parentElement?.getBoundingClientRect() ?? box;
+    // The scrolling element's inside: without a scroll bar's gutter, which the history brings.
+    const area = { width: this.#scroller.clientWidth, height: this.#scroller.clientHeight };
+    if (this.#following) this.#pin();
     return {
       cols: Math.max(20, Math.min(1000, Math.floor(area.width / Math.max(1, this.#cell.width)))),
       rows: Math.max(5, Math.min(1000, Math.floor(area.height / Math.max(1, this.#cell.height)))),
@@ -123,11 +209,92 @@ export class TerminalView {
     this.#cursor.style.width = `${cursor.cells * this.#cell.width}px`;
     this.#cursor.style.height = `${this.#cell.height}px`;
     this.#model = model;
+    // Scrolled back, a new screen changes rows below what the person reads, never where they are.
+    if (this.#following) this.#pin();
   }
 
   /** The screen's text, row by row (for a screen reader's summary and the tests). */
   get text() {
     return Array.from(this.#screen.children, (row) => row.textContent ?? '').join('\n');
+  }
+
+  /** The history's text, row by row, oldest first. */
+  get historyText() {
+    return Array.from(this.#history.children, (row) => row.textContent ?? '').join('\n');
+  }
+
+  /** Whether the person scrolled away from the live screen. */
+  get scrolledBack() {
+    return !this.#following;
+  }
+
+  /** Scrolled back to within a screen of the top of the lines held: older ones are wanted. */
+  get wantsOlder() {
+    return !this.#following && this.#scroller.scrollTop <= this.#scroller.clientHeight;
+  }
+
+  /**
+   * Draws the history's lines above the screen: only the rows that came or went (a line's
+   * cells never change once it scrolled off). Scrolled back, what the person sees stays put.
+   * @param {ScrollbackHistory} history
+   */
+  drawHistory(history) {
+    const lines = history.lines;
+    const rows = this.#history.children;
+    const change = historyChange(this.#historyFirst, rows.length, history.first, lines.length);
+    // The anchor: the first row kept through the change (else the screen), whose place on the
+    // page the scroll position keeps.
+    const anchor = this.#following ? null : change !== null ? rows[change.dropTop] : this.#live;
+    const anchorTop = anchor?.getBoundingClientRect().top ?? 0;
+    if (change === null) {
+      this.#history.replaceChildren(...lines.map((cells) => this.#historyRow(cells)));
+    } else {
+      for (let row = 0; row < change.dropTop; row++) rows[0].remove();
+      for (let row = 0; row < change.dropBottom; row++) rows[rows.length - 1].remove();
+      this.#history.prepend(...lines.slice(0, change.addTop).map((cells) => this.#historyRow(cells)));
+      this.#history.append(...lines.slice(lines.length - change.addBottom).map((cells) => this.#historyRow(cells)));
+    }
+    this.#historyFirst = history.first;
+    this.#edge.textContent = history.loadingOlder ? EDGE.loading
+      : history.reachedOldest ? (lines.length === 0 ? EDGE.none : EDGE.oldest) : EDGE.more;
+    if (anchor) this.#scroller.scrollTop += anchor.getBoundingClientRect().top - anchorTop;
+    else this.#pin();
+  }
+
+  /** Back to the live screen, at the bottom. */
+  scrollToLive() {
+    this.#following = true;
+    this.#toLive.hidden = true;
+    this.#pin();
+  }
+
+  /** Keeps the view at the bottom: the live screen. */
+  #pin() {
+    this.#scroller.scrollTop = this.#scroller.scrollHeight;
+  }
+
+  /** The person scrolled (or the page did): left the live screen, came back, neared the top. */
+  #scrolled() {
+    const scroller = this.#scroller;
+    // Half a row of slack: a scroll position is not always a whole pixel.
+    const atBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight <= Math.max(2, this.#cell.height / 2);
+    if (atBottom !== this.#following) {
+      this.#following = atBottom;
+      this.#toLive.hidden = atBottom;
+      if (!atBottom) this.#options.onScrollbackWanted?.('newer');
+    }
+    if (this.wantsOlder) this.#options.onScrollbackWanted?.('older');
+  }
+
+  /**
+   * One line of the history as a row: drawn as a screen's row is.
+   * @param {readonly ScreenCell[]} cells
+   */
+  #historyRow(cells) {
+    const element = this.#history.ownerDocument.createElement('div');
+    element.className = 'row';
+    this.#drawRow(element, ScreenViewModel.row(cells));
+    return element;
   }
 
   /**
@@ -175,7 +342,9 @@ export class TerminalView {
 
   /** @param {Uint8Array} bytes */
   #send(bytes) {
-    if (bytes.length > 0) this.#options.onInput(bytes);
+    if (bytes.length === 0) return;
+    this.scrollToLive(); // typing is at the live screen, where its echo shows
+    this.#options.onInput(bytes);
   }
 
   /**

@@ -15,6 +15,7 @@ import { toBase64Url } from '../js/bytes.js';
 /** @typedef {import('../js/device-connection-machine.js').Termination} Termination */
 /** @typedef {import('../js/device-connection-machine.js').DeviceConnectionSettings} DeviceConnectionSettings */
 /** @typedef {import('../js/device-session.js').ScreenFrame} ScreenFrame */
+/** @typedef {import('../js/scrollback-lines.js').ScrollbackLines} ScrollbackLines */
 
 /**
  * @param {{computer?: Partial<ConstructorParameters<typeof SimulatedComputer>[0]>, registered?: boolean}} [options]
@@ -46,7 +47,7 @@ export async function pairedWorld(options = {}) {
 }
 
 /**
- * A DeviceConnection in `world`, its events, output and screens recorded.
+ * A DeviceConnection in `world`, its events, output, screens and scrollback answers recorded.
  * @param {Awaited<ReturnType<typeof pairedWorld>>} world
  * @param {Partial<DeviceConnectionSettings>} [settings]
  */
@@ -57,6 +58,8 @@ export function deviceIn(world, settings = {}) {
   const output = [];
   /** @type {ScreenFrame[]} */
   const screens = [];
+  /** @type {ScrollbackLines[]} */
+  const scrollbacks = [];
   const device = new DeviceConnection({
     settings: { attach: { type: 'session', name: null }, cols: 80, rows: 24, random: () => 0.5, ...settings },
     pairing: world.pairing, deviceName: 'phone', staticKey: world.deviceKey, openSocket: world.relay.openSocket, http: world.relay.http,
@@ -70,6 +73,7 @@ export function deviceIn(world, settings = {}) {
       screens.push(frame);
       return true;
     },
+    onScrollback: (scrollback) => scrollbacks.push(scrollback),
   });
-  return { device, events, output, screens, text: () => new TextDecoder().decode(Uint8Array.from(output.flatMap((bytes) => Array.from(bytes)))) };
+  return { device, events, output, screens, scrollbacks, text: () => new TextDecoder().decode(Uint8Array.from(output.flatMap((bytes) => Array.from(bytes)))) };
 }

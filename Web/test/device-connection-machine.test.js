@@ -499,6 +499,49 @@ test('a screen session is opened, drawn, acknowledged, resumed with the input re
   assert.ok(Driver.sessionSent(ended).some((message) => message.type === 'close' && message.stream === 2));
 });
 
+test("a scrollback request goes on the session's stream within the frame budget; the answer is handed on", () => {
+  const driver = new Driver((settings) => { settings.screen = true; });
+  const id = driver.connect();
+  const NEWEST = 2n ** 64n - 1n;
+  assert.deepEqual(Driver.sent(driver.handle({ type: 'scrollbackRequest', stream: 1, end: NEWEST, count: 100 })), [],
+    'not before the session started: the stream is not its yet');
+  driver.computer(id, [session({ type: 'screenStarted', stream: 1, token: TOKEN, inputReceived: 0n })]);
+  driver.advance(1);
+  const asked = driver.handle({ type: 'scrollbackRequest', stream: 1, end: NEWEST, count: 100 });
+  assert.deepEqual(Driver.sessionSent(asked), [{ type: 'scrollbackRequest', stream: 1, end: NEWEST, count: 100 }]);
+  assert.equal(Driver.pings(asked).length, 1, 'its answer is due: a ping covers it, as keys');
+  const scrollback = { stream: 1, first: 4n, oldest: 0n, total: 5n, lines: [[ScreenCell.make('x')]] };
+  const answered = driver.computer(id, [session({ type: 'scrollback', scrollback }),
+    ...Driver.pings(asked).map((number) => control({ type: 'pong', number }))]);
+  assert.deepEqual(answered.filter((action) => action.type === 'scrollback'), [{ type: 'scrollback', scrollback }]);
+  assert.ok(!driver.machine.isFinished);
+
+  // Within the frame budget: the request and its ping take the burst; the next waits its turn.
+  /** @param {import('../js/device-connection-machine.js').DeviceAction[]} actions */
+  const ends = (actions) => Driver.sessionSent(actions).flatMap((message) => (message.type === 'scrollbackRequest' ? [message.end] : []));
+  driver.advance(1);
+  const burst = driver.handle({ type: 'scrollbackRequest', stream: 1, end: 10n, count: 1 });
+  assert.deepEqual([ends(burst), Driver.pings(burst).length], [[10n], 1]);
+  assert.deepEqual(ends(driver.handle({ type: 'scrollbackRequest', stream: 1, end: 11n, count: 1 })), []);
+  const later = driver.advance(0.1);
+  assert.deepEqual(ends(later), [11n]);
+
+  // A request for the stream the session left goes nowhere: its connection is gone.
+  driver.arrive(driver.handle({ type: 'ended', id, failure: { kind: 'unavailable', why: 'reset' } }));
+  const second = /** @type {NonNullable<typeof driver.machine.link>} */ (driver.machine.link).id;
+  driver.computer(second, [session({ type: 'screenStarted', stream: 2, token: TOKEN, inputReceived: 0n })]);
+  driver.advance(1);
+  assert.deepEqual(ends([...driver.handle({ type: 'scrollbackRequest', stream: 1, end: 3n, count: 1 }), ...driver.advance(1)]), []);
+  assert.deepEqual(Driver.sessionSent(driver.handle({ type: 'scrollbackRequest', stream: 2, end: 3n, count: 1 })),
+    [{ type: 'scrollbackRequest', stream: 2, end: 3n, count: 1 }]);
+
+  // A session of bytes asks for none.
+  const bytes = new Driver();
+  bytes.started(bytes.connect());
+  bytes.advance(1);
+  assert.deepEqual(Driver.sent(bytes.handle({ type: 'scrollbackRequest', stream: 1, end: 3n, count: 1 })), []);
+});
+
 test('a computer that serves no screen sessions is told before anything is sent; one that breaks them too', () => {
   const driver = new Driver((settings) => { settings.screen = true; });
   driver.handle({ type: 'start' });

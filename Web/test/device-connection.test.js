@@ -145,6 +145,37 @@ test('a screen session opened, drawn, typed into and acknowledged; the path dies
   assert.deepEqual(events.at(-1), { type: 'finished', termination: { type: 'cancelled' } });
 });
 
+test("a screen session's scrollback: asked for on the session's stream, the computer's answer handed to the page", async () => {
+  const world = await pairedWorld();
+  world.computer.park();
+  await until(() => world.computer.parks === 1, 'the computer parks');
+  const { device, events, scrollbacks } = deviceIn(world, { screen: true });
+  /** @type {import('../js/session-message.js').SessionMessage[]} */
+  const asked = [];
+  world.computer.onSession = (message, computer) => {
+    if (message.type !== 'scrollbackRequest') return false;
+    asked.push(message);
+    // Lines 0–41 scrolled off; the newest two before min(end, total), as herdr-host answers.
+    computer.sendSession({ type: 'scrollback', scrollback: {
+      stream: message.stream, first: 40n, oldest: 0n, total: 42n, lines: [[ScreenCell.make('a')], [ScreenCell.make('b')]],
+    } });
+    return true;
+  };
+  assert.equal(device.sessionStream, null, 'not running yet');
+  device.start();
+  await until(() => types(events).includes('started'), 'the session starts');
+  assert.equal(device.sessionStream, 1);
+  assert.throws(() => device.requestScrollback({ stream: 1, end: 42n, count: 0 }), RangeError);
+  assert.throws(() => device.requestScrollback({ stream: 1, end: 42n, count: 1001 }), RangeError);
+  device.requestScrollback({ stream: 1, end: 2n ** 64n - 1n, count: 2 });
+  await untilAdvancing(world.clock, () => scrollbacks.length === 1, 'the answer comes back');
+  assert.deepEqual(asked, [{ type: 'scrollbackRequest', stream: 1, end: 2n ** 64n - 1n, count: 2 }]);
+  assert.deepEqual(scrollbacks[0].lines.map((line) => line[0].text), ['a', 'b']);
+  assert.deepEqual([scrollbacks[0].first, scrollbacks[0].total], [40n, 42n]);
+  assert.ok(!device.isFinished);
+  device.cancel();
+});
+
 test('the computer gone: at once, then quick retries while it may be between parks, then the backoff ladder', async () => {
   const world = await pairedWorld();
   world.computer.park();
