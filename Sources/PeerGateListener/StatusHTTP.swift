@@ -169,7 +169,7 @@ extension String {
     }
 }
 
-/// A complete HTTP/1.1 response that closes the connection.
+/// A complete HTTP/1.1 response; it closes the connection unless `keepsAlive`.
 public struct HTTPResponse: Hashable, Sendable {
     public var status: Int
     public var reason: String
@@ -180,6 +180,9 @@ public struct HTTPResponse: Hashable, Sendable {
     public var omitsBody = false
     /// The `Cache-Control` field: nothing is stored unless a response says otherwise.
     public var cacheControl = "no-store"
+    /// The connection stays open for the client's next request (`Connection: keep-alive`): for
+    /// the web client's files, which a page fetches by the dozen.
+    public var keepsAlive = false
 
     public init(status: Int, reason: String, contentType: String? = nil, body: [UInt8] = []) {
         self.status = status
@@ -194,14 +197,14 @@ public struct HTTPResponse: Hashable, Sendable {
             status: status, reason: reason, contentType: "text/plain; charset=utf-8", body: Array("\(reason)\n".utf8))
     }
 
-    /// The bytes on the wire: status line, Content-Length (of the body), Connection: close.
+    /// The bytes on the wire: status line, Content-Length (of the body), Connection.
     public var bytes: [UInt8] {
         var head = "HTTP/1.1 \(status) \(reason)\r\n"
         if let contentType { head += "Content-Type: \(contentType)\r\n" }
         head += "Content-Length: \(body.count)\r\n"
         head += "Cache-Control: \(cacheControl)\r\n"
         for header in extraHeaders { head += "\(header)\r\n" }
-        head += "Connection: close\r\n\r\n"
+        head += keepsAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n"
         return Array(head.utf8) + (omitsBody ? [] : body)
     }
 }

@@ -51,6 +51,24 @@ import Testing
 
     // MARK: - The files
 
+    /// A page fetches its modules by the dozen: one connection carries them (kept alive, and
+    /// pipelined), until the client says `Connection: close` or speaks HTTP/1.0; the POST
+    /// endpoints still close after their answer, as the original relay's do.
+    @Test func oneConnectionCarriesThePagesFiles() throws {
+        let root = try Self.webRoot()
+        let relay = try Self.relay(["--web-client", "--web-root", root.path])
+        let report = try Self.runPeer("keepalive", port: relay.port)
+        #expect(
+            report["sequential"]
+                == "200 keep-alive \(Self.index.utf8.count), 200 keep-alive \(Self.app.utf8.count), 404 keep-alive 9, 200 keep-alive 19",
+            "\(report)")
+        #expect(report["sameSocket"] == "True")
+        #expect(report["asksClose"] == "200 close True")
+        #expect(report["pipelined"] == "2 responses, last True")
+        #expect(report["http10"] == "closed True")
+        #expect(report["post"] == "close")
+    }
+
     @Test func servesTheFilesWithTheirHeadersAndNothingElse() throws {
         let root = try Self.crowdedWebRoot()
         let relay = try Self.relay(["--web-client", "--web-root", root.path])
@@ -307,6 +325,50 @@ import Testing
                 return "%d %s" % (error.response.status_code, error.response.body.decode())
             ws.close()
             return "101"
+
+        if scenario == "keepalive":
+            # One connection carries the page's files, pipelined too; `Connection: close` and
+            # HTTP/1.0 end it, and the POST endpoints close as upstream's do.
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            answers = []
+            for path in ["/", "/js/app.js", "/missing.js", "/style.css"]:
+                connection.request("GET", path)
+                response = connection.getresponse()
+                data = response.read()
+                answers.append("%d %s %d" % (response.status, response.getheader("Connection"), len(data)))
+                if path == "/":
+                    first = connection.sock
+            report("sequential", ", ".join(answers))
+            report("sameSocket", connection.sock is first)
+            connection.request("GET", "/js/app.js", headers={"Connection": "close"})
+            response = connection.getresponse()
+            response.read()
+            report("asksClose", "%d %s %s" % (response.status, response.getheader("Connection"), response.will_close))
+            import socket
+            raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+            raw.sendall(b"GET /js/app.js HTTP/1.1\r\nHost: x\r\n\r\nGET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            received = b""
+            while True:
+                chunk = raw.recv(65536)
+                if not chunk:
+                    break
+                received += chunk
+            raw.close()
+            report("pipelined", "%d responses, last %s" % (received.count(b"HTTP/1.1 200 OK"), b"body { margin: 0 }" in received))
+            old = socket.create_connection(("127.0.0.1", port), timeout=10)
+            old.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            data = b""
+            while True:
+                chunk = old.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            report("http10", "closed %s" % (b"Connection: close" in data))
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            connection.request("POST", "/register", body=b"{}", headers={"x-relay-room": new_room()})
+            response = connection.getresponse()
+            response.read()
+            report("post", "%s" % response.getheader("Connection"))
 
         if scenario == "static":
             response, data = request("GET", "/")

@@ -178,6 +178,23 @@ public struct WebClientFiles: Sendable {
     /// when `If-None-Match` names its ETag (the file's SHA-256), 404 `not found` for a path that
     /// names no served file.
     public func response(to head: HTTPRequestHead) -> HTTPResponse {
+        var response = fileResponse(to: head)
+        // A page loads its modules one request after another on a few connections: each new
+        // connection would cost a TCP and a TLS handshake, round trips a phone's link makes long.
+        response.keepsAlive = Self.keepsAlive(head)
+        return response
+    }
+
+    /// Whether the client lets the connection stay open: HTTP/1.1's default, unless it says
+    /// `Connection: close` (a token of any `Connection` field, in any case); HTTP/1.0 closes.
+    static func keepsAlive(_ head: HTTPRequestHead) -> Bool {
+        head.version == "HTTP/1.1"
+            && !head.values(named: "connection").contains { value in
+                value.split(separator: ",").contains { $0.trimmingSpaces.lowercased() == "close" }
+            }
+    }
+
+    private func fileResponse(to head: HTTPRequestHead) -> HTTPResponse {
         guard let file = file(at: head.path) else {
             var missing = RelayHTTP.plain(404, "not found")
             missing.extraHeaders = ["X-Content-Type-Options: nosniff"]

@@ -75,6 +75,8 @@ final class RelayEventLoop {
     static let preliminaryPerAddress = 64
     /// Time for a TLS handshake plus a complete HTTP request, and for a closing socket's EOF.
     static let requestTimeout: Int64 = 10_000
+    /// Requests one kept-alive connection may carry (the web client's files): then it closes.
+    static let requestsPerConnection = 1000
     static let closingTimeout: Int64 = 2_000
     /// One read takes up to this much: large reads mean fewer wake-ups per spliced megabyte.
     static let readBufferSize = 1024 * 1024
@@ -301,11 +303,30 @@ final class RelayEventLoop {
         }
         guard let head = socket.head else { return }
         guard socket.httpBytes.count >= socket.headLength + socket.bodyLength else { return }
-        let body = Array(socket.httpBytes[socket.headLength..<(socket.headLength + socket.bodyLength)])
+        let end = socket.headLength + socket.bodyLength
+        let body = Array(socket.httpBytes[socket.headLength..<end])
         let response = core.respond(
             to: head, body: body, address: socket.address, peerIsLoopback: socket.peerIsLoopback)
-        respond(socket, response)
+        socket.requestsServed += 1
+        guard response.keepsAlive, socket.requestsServed < Self.requestsPerConnection else {
+            respond(socket, response)
+            performActions()
+            return
+        }
+        send(socket, response.bytes)
         performActions()
+        // The next request on the same connection (the web client's files): what came after this
+        // one is its start, and it has the time a new connection has.
+        var next = Array(socket.httpBytes[end...])
+        socket.httpBytes = []
+        socket.head = nil
+        socket.headLength = 0
+        socket.bodyLength = 0
+        socket.httpParser = HTTPRequestHeadParser()
+        socket.deadline = clock.milliseconds + Self.requestTimeout
+        timed.insert(socket.fd)
+        guard socket.stage == .http, !next.isEmpty else { return }
+        next.withUnsafeMutableBytes { consume(socket, $0) }
     }
 
     private func upgrade(_ socket: RelaySocket, _ head: HTTPRequestHead) {

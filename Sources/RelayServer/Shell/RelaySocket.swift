@@ -34,6 +34,8 @@ final class RelaySocket {
     var headLength = 0
     /// The request body's length (Content-Length), once the head passed its checks.
     var bodyLength = 0
+    /// Requests answered on this connection (a kept-alive one carries several).
+    var requestsServed = 0
 
     // WebSocket stage.
     var stream: WebSocketDecoder?
