@@ -25,7 +25,14 @@ final class WanRoads {
     nonisolated static let sshPort = 22
     private var nextMoshPort: UInt16 = 60001
 
-    init() throws {
+    /// The relay's certificate (PEM), issued by the test CA for relay.test.
+    let relayCertificate: String
+
+    /// `webRoot`: the relay serves the web client from there (`--web-client`), for `herdr-bench
+    /// web`. `beforeRun` runs once the command-line devices are paired, before `herdr-host run`
+    /// starts: where more devices pair (a browser, which herdr-host run reads at its start); it
+    /// returns how many.
+    init(webRoot: String? = nil, beforeRun: (WanRoads) throws -> Int = { _ in 0 }) throws {
         network = try EmulatedNetwork([
             .init("device", links: [.init("wifi", metric: 100), .init("cellular", metric: 200)]),
             .init(
@@ -42,12 +49,14 @@ final class WanRoads {
             let origin = "https://relay.test:8443"
             // Every client of the run comes from one address: the per-address upgrade limit
             // would throttle the reconnects of the recovery phases as one noisy client.
+            let certificate = try authority.issue(hostName: "relay.test")
+            relayCertificate = certificate.certificate
             relay = try network.startRelay(
-                on: "relay", port: 8443, certificate: try authority.issue(hostName: "relay.test"),
+                on: "relay", port: 8443, certificate: certificate,
                 arguments: [
                     "--origin", origin, "--db", directory.appending("relay.sqlite").path, "--upgrades-per-minute",
                     "100000", "--log",
-                ],
+                ] + (webRoot.map { ["--web-client", "--web-root", $0] } ?? []),
                 environment: ["ATTEST_REQUIRED": "false"])
             guard let tailnet = try network.link("tailnet").ipv4 else { throw FixtureError("no tailnet IPv4") }
             tailnetAddress = tailnet
@@ -64,7 +73,7 @@ final class WanRoads {
                     "-c",
                     "awk 'BEGIN { for (i = 1; i <= \(Self.bigFileBytes / 16); i++) printf \"%015d\\n\", i }' > \(bigFile.path) && chmod 644 \(bigFile.path)",
                 ], timeout: 120, check: true)
-            try setUpComputer(origin: origin, authority: authority.certificate)
+            try setUpComputer(origin: origin, beforeRun: beforeRun)
         } catch {
             network.remove()
             throw error
@@ -100,7 +109,7 @@ final class WanRoads {
     /// Pairs the device with herdr-host through the relay (its home door configured first, so
     /// the pairing tells the device where it is), starts `herdr-host run`, and authorizes the
     /// device's key at the sshd.
-    private func setUpComputer(origin: String, authority: String) throws {
+    private func setUpComputer(origin: String, beforeRun: (WanRoads) throws -> Int) throws {
         let uplink = try network.link("uplink")
         try configure("home-listen", "[\(uplink.ipv6)]:4610")
         // Sessions left by a device that went away end soon: the bench starts many.
@@ -114,6 +123,7 @@ final class WanRoads {
                     in: computer ? "computer" : "device", program, arguments, environment: environment)
             }
         }
+        let paired = Self.devices.count + (try beforeRun(self))
         let started = try network.interactive(
             in: "computer", BuiltProgram.path("herdr-host"), ["run"], environment: hostEnvironment)
         agent = started
@@ -121,7 +131,7 @@ final class WanRoads {
             started.waitFor(
                 timeout: 60,
                 { _, log in
-                    log.components(separatedBy: "parking in its room").count > Self.devices.count
+                    log.components(separatedBy: "parking in its room").count > paired
                 })
         else { throw FixtureError("herdr-host run did not park: \(started.stderr)") }
         let key = try ProcessRunner.run(

@@ -3,7 +3,7 @@ import Glibc
 
 // herdr-bench: performance targets, measured beside their anchors in the same run.
 //   herdr-bench [ssh] [auth] [noise] [attest] [pair] [relay] [cluster] [companion] [terminal] [home] [host-memory] [idle]
-//              [wan] [agents]
+//              [wan] [agents] [web]
 //              run the suites (default: all), print Markdown; `wan` through the link emulator, its knobs
 //              HERDR_BENCH_WAN_RTTS, _LOSSES, _ROADS, _PHASES, _KEYSTROKES, _RUNS (WanBenchmarks.swift)
 //   herdr-bench terminal-keys  the relay road's keystroke phase alone (not in the default list)
@@ -43,7 +43,7 @@ let suites =
     arguments.isEmpty
     ? [
         "ssh", "auth", "noise", "attest", "pair", "relay", "cluster", "companion", "terminal", "home", "host-memory",
-        "idle", "wan", "agents",
+        "idle", "wan", "agents", "web",
     ]
     : arguments
 let environment = ProcessInfo.processInfo.environment
@@ -184,6 +184,14 @@ for suite in suites {
             markdown += try HostMemoryBenchmarks(sessions: sessions).run().markdown
         } catch {
             FileHandle.standardError.write(Data("error: host-memory benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
+    case "web":
+        print("The web client in Chromium: crypto, page load, pairing, echo, Ctrl-C, a silent path death")
+        do {
+            markdown += try WebBenchmarks(runs: runs, keystrokes: keystrokes).run().markdown
+        } catch {
+            FileHandle.standardError.write(Data("error: web benchmark failed: \(error)\n".utf8))
             exit(1)
         }
     case "agents":
