@@ -165,10 +165,13 @@ let package = Package(
             dependencies: [
                 "HerdrHostAgent", "CompanionPairing", "EndToEndChannel", "PeerGate", "RelayClient", "RelayProtocol",
                 "TerminalQR", "HerdrKit", "Noise",
-                "CLISupport", "HomeRoad", "PeerGateListener", "Plumbing",
+                "CLISupport", "HomeRoad", "PeerGateListener", "Plumbing", "WebClient",
             ]),
 
         // MARK: The relay: `herdr-relay`.
+        // The web client's static files as a relay serves them and as herdr-host pair checks them:
+        // which files, their hashes and the manifest's. Pure but for the loader.
+        .target(name: "WebClient", dependencies: ["HerdrCrypto", "PeerGateListener"]),
         // What the relay keeps across restarts (rooms, verifiers, quotas, tickets): SQLite, Redis or memory.
         .target(name: "RelayStorage", dependencies: ["CSQLite", "CHiredis", "HerdrCrypto", "RelayProtocol"]),
         // App Attest evidence checked as Apple documents it: CBOR, authenticator data, the X.509 chain, assertions.
@@ -178,7 +181,7 @@ let package = Package(
             name: "RelayServer",
             dependencies: [
                 "RelayProtocol", "RelayStorage", "WebWire", "TLS", "PeerGate", "PeerGateListener", "HerdrCrypto",
-                "AppAttest",
+                "AppAttest", "WebClient",
                 "CSystem",
             ]),
         // herdr-relay serve's command line: its spec, its settings from flags and environment. Pure.
@@ -186,12 +189,13 @@ let package = Package(
             name: "RelayCommandLine",
             dependencies: [
                 "CLISupport", "PeerGate", "RelayClient", "RelayProtocol", "RelayServer", "RelayStorage", "AppAttest",
-                "Plumbing",
+                "Plumbing", "WebClient",
             ]),
         .executableTarget(
             name: "herdr-relay",
             dependencies: [
                 "RelayServer", "RelayStorage", "RelayClient", "CLISupport", "HerdrCrypto", "RelayCommandLine",
+                "WebClient",
             ]),
         // Performance targets beside their anchors (OpenSSH, openssl speed, raw sockets): `make bench`.
         .executableTarget(
@@ -215,7 +219,7 @@ let package = Package(
                 "PeerGateListener", "CompanionPairing", "EndToEndChannel", "SessionProtocol", "ScreenModel", "Noise",
                 "HerdrBase",
                 "HerdrKit", "HerdrCrypto", "SSHPairingHost",
-                "CLISupport", "RelayCommandLine", "PairImage", "AppAttest", "HerdrAgents", "HerdrWatch",
+                "CLISupport", "RelayCommandLine", "PairImage", "AppAttest", "HerdrAgents", "HerdrWatch", "WebClient",
             ],
             path: "Fuzz/herdr-fuzz",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
@@ -236,7 +240,8 @@ let package = Package(
             exclude: ["Peers"]),
         .testTarget(name: "SSHClientTests", dependencies: ["SSHClient", "TestSupport"]),
         .testTarget(
-            name: "HerdrKitTests", dependencies: ["HerdrKit", "HerdrAgents", "TestSupport", "ScreenModel", "TerminalScreen"]),
+            name: "HerdrKitTests",
+            dependencies: ["HerdrKit", "HerdrAgents", "TestSupport", "ScreenModel", "TerminalScreen"]),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "TestSupport"]),
         .testTarget(name: "HerdrCryptoTests", dependencies: ["HerdrCrypto"]),
         .testTarget(name: "TerminalScreenTests", dependencies: ["TerminalScreen", "ScreenModel", "TestSupport"]),
@@ -269,6 +274,7 @@ let package = Package(
             name: "RelayServerTests",
             dependencies: [
                 "RelayServer", "RelayStorage", "RelayProtocol", "WebWire", "HerdrCrypto", "AppAttest", "TestSupport",
+                "WebClient",
             ]),
         .testTarget(
             name: "RelayClientTests",

@@ -6,6 +6,7 @@ import Plumbing
 import RelayClient
 import RelayServer
 import RelayStorage
+import WebClient
 
 /// `serve`'s options, checked before anything starts. Each comes from its flag, else from its
 /// environment variable (the original relay's names, so its env file works unchanged), else its
@@ -36,7 +37,7 @@ public struct ServeSettings: Sendable {
     /// The limits given, with their values.
     public var limits: [(setting: LimitSetting, value: Int64)]
     /// Where the web client's files are when the relay serves them (`--web-client`,
-    /// `RELAY_WEB_CLIENT`): `--web-root` (`RELAY_WEB_ROOT`), else ``defaultWebRoot(executable:)``;
+    /// `RELAY_WEB_CLIENT`): `--web-root` (`RELAY_WEB_ROOT`), else ``WebClientFiles/installedRoot(executable:)``;
     /// nil when it does not.
     public var webRoot: String?
     /// Whether ``webRoot`` was given (`--web-root`, `RELAY_WEB_ROOT`) rather than the default.
@@ -47,7 +48,7 @@ public struct ServeSettings: Sendable {
     /// directory beside it.
     public init(
         _ arguments: ParsedArguments, environment: [String: String],
-        executable: @autoclosure () -> String = ServeSettings.executablePath()
+        executable: @autoclosure () -> String = WebClientFiles.executablePath()
     ) throws(UsageError) {
         func variable(_ name: String) -> String? {
             guard let value = environment[name], !value.isEmpty else { return nil }
@@ -120,7 +121,7 @@ public struct ServeSettings: Sendable {
         self.limits = limits
         if try boolean("web-client", "RELAY_WEB_CLIENT") {
             let given = value("web-root", "RELAY_WEB_ROOT")
-            webRoot = given ?? Self.defaultWebRoot(executable: executable())
+            webRoot = given ?? WebClientFiles.installedRoot(executable: executable())
             webRootGiven = given != nil
         } else {
             // The variable may stay in an env file while the web client is switched off; the flag alone
@@ -131,18 +132,6 @@ public struct ServeSettings: Sendable {
             webRoot = nil
             webRootGiven = false
         }
-    }
-
-    /// `<the program's directory>/../share/herdr-remote/web`: where `make install` puts the web client.
-    public static func defaultWebRoot(executable: String) -> String {
-        let directory = (executable as NSString).deletingLastPathComponent
-        return ((directory as NSString).deletingLastPathComponent as NSString).appendingPathComponent(
-            "share/herdr-remote/web")
-    }
-
-    /// This program's path, links resolved (`/proc/self/exe`).
-    public static func executablePath() -> String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
     /// `--listen`, else `RELAY_LISTEN`, else upstream's `RELAY_HOST` and `RELAY_PORT` (or `PORT`),

@@ -33,6 +33,11 @@ enum PairCommand {
             alone: this command listens there itself (home peers only) and the code names no relay; the \
             device then reaches this computer only on the home network.
 
+            With --web or --web-client it first fetches every file of the web client installed here \
+            (share/herdr-remote/web beside the programs, or HERDR_WEB_ROOT) from that address and says \
+            whether the server sends them as they are, with their manifest SHA-256 (the one \
+            herdr-relay logs): a phone that opens the code runs what that server sends.
+
             Examples:
               herdr-host pair --relay https://relay.example.com
               herdr-host pair --session work --png /tmp/code.png
@@ -167,6 +172,18 @@ enum PairCommand {
             } catch {
                 StandardError.write("error: \(error)\n")
                 return .failure
+            }
+            if let webClient {
+                // Before the code: the person sees whether the page a phone loads is this
+                // computer's copy of the client.
+                let root = WebClientCheck.installedRoot()
+                let outcome = WebClientCheck.run(address: webClient, root: root)
+                let said = WebClientCheck.describe(outcome, address: webClient, root: root) + "\n"
+                if case .different = outcome {
+                    StandardError.write(said)
+                } else {
+                    try? FileDescriptorWriter.writeAll(fd: STDOUT_FILENO, string: said)
+                }
             }
             let registry = DeviceRegistry(directory: directory)
             let console = TerminalPairingConsole(pngFile: png, webClient: webClient)

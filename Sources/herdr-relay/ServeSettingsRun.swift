@@ -6,6 +6,7 @@ import RelayCommandLine
 import RelayServer
 import RelayStorage
 import TLS
+import WebClient
 
 extension ServeSettings {
     func run() -> ExitCode {

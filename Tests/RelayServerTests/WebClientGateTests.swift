@@ -4,6 +4,7 @@ import PeerGateListener
 import RelayProtocol
 import RelayServer
 import Testing
+import WebClient
 
 /// `--web-client` in the core, with an injected clock: the gate admitting the relay's own
 /// `Origin` (the room in the query), the static files' rules and answers, and without it the

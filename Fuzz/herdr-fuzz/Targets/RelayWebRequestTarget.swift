@@ -2,6 +2,7 @@ import PeerGateListener
 import RelayProtocol
 import RelayServer
 import RelayStorage
+import WebClient
 
 extension FuzzTargets {
     /// The relay's request gate and the web client's files (`herdr-relay serve --web-client`): the

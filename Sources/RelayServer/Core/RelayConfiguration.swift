@@ -1,5 +1,6 @@
 import AppAttest
 import RelayProtocol
+import WebClient
 
 /// How a relay behaves: its origin, attestation mode and every limit (defaults: interop-facts §5).
 public struct RelayConfiguration: Sendable {

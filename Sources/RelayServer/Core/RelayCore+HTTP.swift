@@ -4,6 +4,7 @@ import HerdrCrypto
 import PeerGateListener
 import RelayProtocol
 import RelayStorage
+import WebClient
 
 extension RelayCore {
     /// The operator's endpoints, ours and upstream's `/metrics`: they carry no room and skip the

@@ -1,6 +1,21 @@
+import Foundation
 import Glibc
 
 extension WebClientFiles {
+    /// `<the program's directory>/../share/herdr-remote/web`: where `make install` puts the web
+    /// client, beside the programs (herdr-relay serves it from there by default, herdr-host pair
+    /// compares a served client with it).
+    public static func installedRoot(executable: String = executablePath()) -> String {
+        let directory = (executable as NSString).deletingLastPathComponent
+        return ((directory as NSString).deletingLastPathComponent as NSString).appendingPathComponent(
+            "share/herdr-remote/web")
+    }
+
+    /// This program's path, links resolved (`/proc/self/exe`).
+    public static func executablePath() -> String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
     /// Reads the web client's files under `root` once, at start: every regular file whose path
     /// below the root `contentType(servablePath:)` accepts, in directories
     /// `isServableDirectory` accepts (no dotfiles, no `test`, `test-support`, `bench`). A symbolic

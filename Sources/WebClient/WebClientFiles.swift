@@ -196,7 +196,8 @@ public struct WebClientFiles: Sendable {
 
     private func fileResponse(to head: HTTPRequestHead) -> HTTPResponse {
         guard let file = file(at: head.path) else {
-            var missing = RelayHTTP.plain(404, "not found")
+            var missing = HTTPResponse(
+                status: 404, reason: "Not Found", contentType: "text/plain", body: Array("not found".utf8))
             missing.extraHeaders = ["X-Content-Type-Options: nosniff"]
             missing.omitsBody = head.method == "HEAD"
             return missing
@@ -205,7 +206,7 @@ public struct WebClientFiles: Sendable {
         let unchanged = head.values(named: "if-none-match").contains { Self.matches(tag, list: $0) }
         var response =
             unchanged
-            ? HTTPResponse(status: 304, reason: RelayHTTP.reasonPhrase(304), contentType: nil, body: file.bytes)
+            ? HTTPResponse(status: 304, reason: "Not Modified", contentType: nil, body: file.bytes)
             : HTTPResponse(status: 200, reason: "OK", contentType: file.contentType, body: file.bytes)
         // A 304 and a HEAD say the representation's length (RFC 9110 8.6) and send none of it.
         response.omitsBody = unchanged || head.method == "HEAD"
