@@ -63,6 +63,30 @@ import Testing
         return agent
     }
 
+    /// The visible controls (buttons, fields, links) without an accessible name: a label, their
+    /// text or a `<label>`.
+    static let unnamedControls = """
+        () => Array.from(document.querySelectorAll('button, input, textarea, select, a[href], [role="button"]'))
+          .filter((control) => control.checkVisibility() && !(control.getAttribute('aria-label')?.trim()
+            || control.textContent.trim() || control.labels?.length))
+          .map((control) => control.outerHTML.slice(0, 120))
+        """
+
+    /// At twice the text size (a phone's large text) the page still fits its width: nothing runs
+    /// off the side but the key row and the terminal, which scroll; then the text size goes back.
+    static func checkLargeText(_ phone: PhoneBrowser, _ what: String) throws {
+        try phone.evaluate("() => { document.documentElement.style.fontSize = '200%'; return true; }")
+        let overflowing =
+            try phone.evaluate(
+                """
+                () => Array.from(document.querySelectorAll('body *')).filter((element) => element.checkVisibility()
+                    && !element.closest('.keys, .scroller') && element.getBoundingClientRect().right > innerWidth + 1)
+                  .map((element) => element.tagName + '.' + element.className)
+                """) as? [String]
+        #expect(overflowing == [], "at twice the text size, \(what) fits the phone's width")
+        try phone.evaluate("() => { document.documentElement.style.fontSize = ''; return true; }")
+    }
+
     @Test func aPhonePairsByTheCameraListsTheBlockedAgentFirstAndWorksInItsPane() throws {
         let road = try RelayRoadFixture(relayArguments: ["--web-client", "--web-root", Self.webRoot])
         let herdr = try road.useHerdrStandIn()
@@ -83,6 +107,8 @@ import Testing
         #expect(try phone.text(".computer .state").contains("connected through 127.0.0.1"))
         let screenshots = try TemporaryDirectory(prefix: "phone-")
         try phone.screenshot(screenshots.file("board.png").path)
+        #expect(try phone.evaluate(Self.unnamedControls) as? [String] == [], "every control on the board has a name")
+        try Self.checkLargeText(phone, "the board")
 
         // Its pane, as a screen session: typed into, interrupted.
         try phone.tap(".agent")
@@ -90,6 +116,8 @@ import Testing
         #expect(agent.waitFor("started a screen session"), "\(agent.stderr)")
         try phone.type("echo web-$((6*7))\n")
         try phone.waitFor(".screen", text: "web-42")
+        #expect(try phone.evaluate(Self.unnamedControls) as? [String] == [], "every control on the terminal has a name")
+        try Self.checkLargeText(phone, "the terminal")
         #expect(herdr.attachedClients() == ["w1:p2"], "the agent's pane alone is attached")
         try phone.type("sleep 60\n")
         try phone.tap("[aria-label='Control C, interrupt']")
