@@ -70,12 +70,15 @@ computer_env=(env XDG_CONFIG_HOME="$work/computer/config" HOME="$work/computer/h
 
 step "Pairing: herdr-host pair --web shows the web client's address; the phone's camera opens it"
 mkfifo "$work/pair-input"
-"${computer_env[@]}" "$bin/herdr-host" pair --relay "$origin" --name demo-computer --web \
+# HERDR_WEB_ROOT: the web client "installed" on this computer, which pair compares with what the
+# relay serves before it shows the code.
+"${computer_env[@]}" HERDR_WEB_ROOT="$root/Web" "$bin/herdr-host" pair --relay "$origin" --name demo-computer --web \
   < "$work/pair-input" > "$work/pair.out" 2>&1 &
 pids+=($!)
 pair_pid=$!
 exec 3> "$work/pair-input"
 wait_file "$work/pair.out" "#v=1&"
+grep '^Web client\|^warning' "$work/pair.out" || true
 address=$(grep -o 'http[^[:space:]]*#v=1&[^[:space:]]*' "$work/pair.out" | head -1)
 echo "$address"
 phone "$(printf '{"op":"open","url":"%s"}' "$address")" > /dev/null
