@@ -21,6 +21,9 @@ extension HostAgent {
         var state = RoomState.connecting
         var since = Date()
         var lastRoomCheck: Date?
+        /// The device left since the last check: it may have removed the pairing as it went, and
+        /// a room deleted between two of our connections admits the next one all the same.
+        var checkDue = false
 
         init(device: PairedDevice, link: RelayLink, tag: Int) {
             self.device = device
@@ -76,7 +79,10 @@ extension HostAgent {
             received(frame, room, loop)
         case .connectionEnded(let end):
             if let channel = room.channel.take(), let ending = loop.channels.ended(channel, now: MonotonicClock.now) {
-                if ending.wasConnected { log("\(room.device.name): disconnected (\(end))") }
+                if ending.wasConnected {
+                    log("\(room.device.name): disconnected (\(end))")
+                    room.checkDue = true
+                }
                 sessionsWait(ending, loop)
             }
             setState(room, .reconnecting, loop)
@@ -109,10 +115,14 @@ extension HostAgent {
     }
 
     /// Asks the relay, on a thread of its own, whether an established device's room still has its
-    /// verifier; at most every `roomCheckInterval`.
+    /// verifier: on the first admission after the device left, else at most every
+    /// `roomCheckInterval`.
     private func checkRoom(_ room: RelayRoom, _ loop: Loop) {
         guard room.device.established, let work = loop.work else { return }
-        if let last = room.lastRoomCheck, Date().timeIntervalSince(last) < Self.roomCheckInterval { return }
+        if !room.checkDue, let last = room.lastRoomCheck, Date().timeIntervalSince(last) < Self.roomCheckInterval {
+            return
+        }
+        room.checkDue = false
         room.lastRoomCheck = Date()
         guard let secret = try? registry.roomSecret(for: room.device.id),
             let key = try? RelayJoinKey(roomSecret: secret),
