@@ -345,25 +345,19 @@ import Testing
             response.read()
             report("asksClose", "%d %s %s" % (response.status, response.getheader("Connection"), response.will_close))
             import socket
-            raw = socket.create_connection(("127.0.0.1", port), timeout=10)
-            raw.sendall(b"GET /js/app.js HTTP/1.1\r\nHost: x\r\n\r\nGET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            received = b""
-            while True:
-                chunk = raw.recv(65536)
-                if not chunk:
-                    break
-                received += chunk
-            raw.close()
+
+            def until_closed(request):
+                # Sends the raw request bytes; everything the relay answers, up to its close.
+                with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+                    raw.sendall(request)
+                    received = b""
+                    while chunk := raw.recv(65536):
+                        received += chunk
+                    return received
+
+            received = until_closed(b"GET /js/app.js HTTP/1.1\r\nHost: x\r\n\r\nGET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             report("pipelined", "%d responses, last %s" % (received.count(b"HTTP/1.1 200 OK"), b"body { margin: 0 }" in received))
-            old = socket.create_connection(("127.0.0.1", port), timeout=10)
-            old.sendall(b"GET / HTTP/1.0\r\n\r\n")
-            data = b""
-            while True:
-                chunk = old.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-            report("http10", "closed %s" % (b"Connection: close" in data))
+            report("http10", "closed %s" % (b"Connection: close" in until_closed(b"GET / HTTP/1.0\r\n\r\n")))
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
             connection.request("POST", "/register", body=b"{}", headers={"x-relay-room": new_room()})
             response = connection.getresponse()
